@@ -1,0 +1,3 @@
+#include "all_headers.hpp"
+
+int second_translation_unit() { return 0; }

@@ -1,9 +1,44 @@
-// agentsdb: command-line frontend for AGENTS.db layers (seed 000).
-#include <CLI/CLI.hpp>
+// agentsdb: the command-line frontend for AGENTS.db layer files (seed 000).
+// Each subcommand lives in its own file; this one wires them together and
+// turns argument errors into a one-line message and exit code 2.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "agentsdb/command.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"agentsdb: inspect and validate AGENTS.db layer files", "agentsdb"};
+  CLI::App app{"agentsdb: build, inspect and validate AGENTS.db context layers", "agentsdb"};
+  app.set_version_flag("--version", "agentsdb (agentctx) 0.1.0");
   app.require_subcommand(1);
-  CLI11_PARSE(app, argc, argv);
-  return 0;
+  app.footer("Exit codes: 0 success, 1 invalid or damaged data / not found, 2 usage or I/O error.\n"
+             "Run 'agentsdb COMMAND --help' for the options of a command.");
+
+  agentsdb::command_table table;
+  agentsdb::register_compile(app, table);
+  agentsdb::register_inspect(app, table);
+  agentsdb::register_validate(app, table);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    // CLI11 checks required options before it looks for arguments it does not
+    // know, so "agentsdb compile --bogus" would be reported as a missing --out
+    // and "agentsdb bogus" as a missing subcommand: name the culprit instead.
+    std::string message = e.what();
+    if (const std::vector<std::string> unknown = app.remaining(true); !unknown.empty()) {
+      message = unknown.size() == 1 ? "unexpected argument" : "unexpected arguments";
+      for (const std::string& argument : unknown) message += " '" + argument + "'";
+    }
+    for (char& c : message) {
+      if (c == '\n') c = ' ';
+    }
+    std::cerr << "agentsdb: " << message << " (run 'agentsdb --help' for usage)\n";
+    return agentsdb::exit_usage;
+  }
+  for (auto& [sub, run] : table.entries) {
+    if (sub->parsed()) return run();
+  }
+  return agentsdb::exit_usage;
 }

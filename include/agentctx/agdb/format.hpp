@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 
 #include "agentctx/core/endian.hpp"
 
@@ -29,6 +30,28 @@ enum class section_kind : std::uint32_t {
 enum class element_type : std::uint32_t { f32 = 1, i8 = 2 };
 
 enum class relationship_kind : std::uint32_t { source_chunk_id = 1, source_string = 2 };
+
+/// Stable lower-case names used by tools: "strings", "chunks", "embeddings",
+/// "relationships", "metadata"; "unknown" for kinds this version does not define.
+constexpr std::string_view section_kind_name(std::uint32_t kind) noexcept {
+  switch (static_cast<section_kind>(kind)) {
+    case section_kind::string_dictionary: return "strings";
+    case section_kind::chunk_table: return "chunks";
+    case section_kind::embedding_matrix: return "embeddings";
+    case section_kind::relationships: return "relationships";
+    case section_kind::layer_metadata: return "metadata";
+  }
+  return "unknown";
+}
+
+/// "f32", "i8", or "unknown".
+constexpr std::string_view element_type_name(std::uint32_t type) noexcept {
+  switch (static_cast<element_type>(type)) {
+    case element_type::f32: return "f32";
+    case element_type::i8: return "i8";
+  }
+  return "unknown";
+}
 
 inline constexpr std::uint32_t layer_metadata_version = 1;
 inline constexpr std::uint32_t layer_metadata_format_json = 1;

@@ -1,0 +1,847 @@
+// bench/agdb_layer_bench.cpp: how fast an AGDB layer opens, validates and is
+// written, each figure next to a baseline measured in the same run.
+//
+// The program builds a synthetic layer (by default 100,000 chunks with
+// 384-dimensional f32 embeddings, about 190 MB: markdown-like contents of a
+// few hundred bytes with some non-ASCII text, six kinds, both authors, zero to
+// three sources per chunk, a layer metadata blob) in a fresh directory made by
+// mkdtemp under $TMPDIR (or /tmp), removed when the program ends. It prints:
+//
+//   open      layer_reader::open of the layer file, median of many opens, in
+//             microseconds, at 1%, 10% and 100% of the chunk count. Baseline:
+//             the mapping floor, what any mmap-based open pays: open() +
+//             fstat() + mmap() + reading the first byte + close() of the same
+//             file. Neither figure includes the munmap. Goal: under 50 us at
+//             every size (open checks the structure only, so it must not grow
+//             with the chunk count).
+//   validate  validate() of the whole layer on a warm mapping, median of 5
+//             runs, as file bytes / time in MB/s (1 MB = 10^6 bytes).
+//             Baseline: reading the same mapping sequentially (a vectorisable
+//             sum of every byte). Goal: at least 1000 MB/s.
+//   write     write_layer() of the full layer to a new path, with its
+//             fdatasync, rename and directory fsync, median of 3. Baseline:
+//             the raw floor, write() of the same number of bytes from memory
+//             to a fresh file in the same directory + fdatasync + close, then
+//             rename + fsync of the directory (both parts shown). Goal: within
+//             1.5x of the floor.
+//
+// A "parts" section follows with figures that explain the ones above: the
+// structure check alone (layer_reader::from_bytes on the mapped bytes), the
+// bytes validate() reads (it skips the embedding values, so its MB/s over the
+// whole file can exceed the sequential read speed), and the CPU time of
+// planning a write (string interning, UTF-8 checks, record layout).
+//
+// Each goal is printed with PASS or MISS. Figures vary by machine, so a MISS
+// does not change the exit status: the program exits 1 only on an error (a
+// failed write, a layer that does not open or validate) and 2 on bad usage.
+//
+// Run it from an optimised build (an unoptimised build says so in its output):
+//   cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release
+//   cmake --build build-release --target agdb_layer_bench
+//   build-release/bench/agdb_layer_bench                    # 100,000 x 384
+//   build-release/bench/agdb_layer_bench --chunks 20000 --dim 768
+//   build-release/bench/agdb_layer_bench --small            # CI smoke: 2,000 x 64, once
+#include <fcntl.h>
+#include <stdlib.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "agentctx/agdb/embedding_profile.hpp"
+#include "agentctx/agdb/layer_reader.hpp"
+#include "agentctx/agdb/layer_validator.hpp"
+#include "agentctx/agdb/layer_writer.hpp"
+#include "agentctx/io/posix_file_system.hpp"
+
+namespace {
+
+namespace agdb = agentctx::agdb;
+namespace io = agentctx::io;
+using agentctx::result;
+
+constexpr double open_goal_us = 50.0;
+constexpr double validate_goal_mb_per_s = 1000.0;
+constexpr double write_goal_ratio = 1.5;
+
+constexpr const char* usage =
+    "usage: agdb_layer_bench [--small] [--chunks N] [--dim D]\n"
+    "  Builds an AGDB layer of N chunks x D-dim f32 embeddings (default 100000 x 384)\n"
+    "  in a temporary directory under $TMPDIR or /tmp and prints how fast it opens,\n"
+    "  validates and is written, next to baselines measured in the same run.\n"
+    "  --small     tiny layer (2000 x 64), every measurement once: a smoke test\n"
+    "  --chunks N  number of chunks (at least 1)\n"
+    "  --dim D     embedding dimension (at least 1)\n";
+
+struct options {
+  std::size_t chunks = 100'000;
+  std::uint32_t dim = 384;
+  bool small = false;
+  int open_samples = 2000;  // per size
+  int validate_runs = 5;
+  int write_runs = 3;
+};
+
+/// What went wrong, for the one-line message main() prints.
+struct failure {
+  std::string message;
+};
+
+template <class T>
+using outcome = std::variant<T, failure>;
+
+std::string system_message(std::string_view what, const std::string& path, int error_number) {
+  return std::string(what) + " " + path + ": " + std::strerror(error_number);
+}
+
+// ---- command line -------------------------------------------------------------
+
+template <class T>
+bool parse_positive(std::string_view text, T& out) {
+  std::uint64_t value = 0;
+  auto [end, code] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (code != std::errc() || end != text.data() + text.size() || value == 0 ||
+      value > std::numeric_limits<T>::max() || value > std::numeric_limits<std::uint32_t>::max()) {
+    return false;
+  }
+  out = static_cast<T>(value);
+  return true;
+}
+
+/// Parses argv; nullopt after printing usage (with `exit_code` set).
+std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
+  options o;
+  std::optional<std::size_t> chunks;
+  std::optional<std::uint32_t> dim;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(usage, stdout);
+      exit_code = 0;
+      return std::nullopt;
+    }
+    if (arg == "--small") {
+      o.small = true;
+    } else if (arg == "--chunks" && has_value) {
+      std::size_t value = 0;
+      if (!parse_positive(argv[++i], value)) {
+        std::fprintf(stderr, "agdb_layer_bench: --chunks needs a positive integer below 2^32\n");
+        exit_code = 2;
+        return std::nullopt;
+      }
+      chunks = value;
+    } else if (arg == "--dim" && has_value) {
+      std::uint32_t value = 0;
+      if (!parse_positive(argv[++i], value)) {
+        std::fprintf(stderr, "agdb_layer_bench: --dim needs a positive integer below 2^32\n");
+        exit_code = 2;
+        return std::nullopt;
+      }
+      dim = value;
+    } else {
+      std::fprintf(stderr, "agdb_layer_bench: unknown or incomplete argument '%s'\n%s", argv[i], usage);
+      exit_code = 2;
+      return std::nullopt;
+    }
+  }
+  if (o.small) {
+    o.chunks = 2000;
+    o.dim = 64;
+    o.open_samples = 20;  // still instant; one sample would mostly time cold caches
+    o.validate_runs = 1;
+    o.write_runs = 1;
+  }
+  if (chunks) o.chunks = *chunks;
+  if (dim) o.dim = *dim;
+  return o;
+}
+
+// ---- temporary directory ------------------------------------------------------
+
+/// A directory made by mkdtemp, removed with its contents when destroyed.
+class temporary_directory {
+ public:
+  static outcome<temporary_directory> create() {
+    const char* base = std::getenv("TMPDIR");
+    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/agdb_layer_bench.XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) return failure{system_message("mkdtemp", pattern, errno)};
+    return temporary_directory(std::move(pattern));
+  }
+  temporary_directory(temporary_directory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+  temporary_directory& operator=(temporary_directory&&) = delete;
+  temporary_directory(const temporary_directory&) = delete;
+  temporary_directory& operator=(const temporary_directory&) = delete;
+  ~temporary_directory() {
+    if (path_.empty()) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+
+  const std::string& path() const noexcept { return path_; }
+  std::string file(std::string_view name) const { return path_ + "/" + std::string(name); }
+
+ private:
+  explicit temporary_directory(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+// ---- synthetic layer ------------------------------------------------------------
+
+/// splitmix64: a fast deterministic generator; the layer is the same every run.
+class random_source {
+ public:
+  explicit random_source(std::uint64_t seed) noexcept : state_(seed) {}
+  std::uint64_t next() noexcept {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, bound).
+  std::size_t below(std::size_t bound) noexcept { return static_cast<std::size_t>(next() % bound); }
+  /// Uniform in [-1, 1).
+  float signed_unit() noexcept { return static_cast<float>(next() >> 40) / 8388608.0f - 1.0f; }
+
+ private:
+  std::uint64_t state_;
+};
+
+constexpr std::string_view common_words[] = {
+    "the",      "layer",     "chunk",     "agent",      "context",   "file",      "index",    "query",
+    "build",    "test",      "error",     "value",      "returns",   "when",      "with",     "from",
+    "into",     "every",     "section",   "string",     "offset",    "length",    "header",   "record",
+    "embedding", "vector",   "model",     "profile",    "source",    "reader",    "writer",   "mapping",
+    "checks",   "before",    "after",     "must",       "should",    "never",     "always",   "once",
+    "memory",   "disk",      "sync",      "rename",     "directory", "temporary", "atomic",   "crash",
+    "recovery", "version",   "format",    "field",      "table",     "row",       "column",   "matrix",
+    "dimension", "search",   "score",     "rank",       "result",    "cache",     "key",      "hash",
+    "commit",   "review",    "decision",  "because",    "instead",   "keeps",     "stays",    "valid",
+    "while",    "lives",     "owner",     "borrowed",   "bytes",     "little",    "endian",   "aligned",
+    "request",  "response",  "server",    "client",     "tool",      "call",      "turn",     "session",
+    "user",     "assistant", "prompt",    "summary",    "relay",     "message",   "queue",    "retry",
+    "timeout",  "limit",     "budget",    "token",      "window",    "delta",     "base",     "merge",
+    "conflict", "resolved",  "pending",   "accepted",   "rejected",  "proposal",  "note",     "canonical",
+    "a",        "an",        "is",        "are",        "of",        "to",        "in",       "on",
+    "and",      "or",        "not",       "it",         "this",      "that",      "for",      "by",
+};
+// Non-ASCII words keep the UTF-8 checks off their all-ASCII fast path now and then.
+constexpr std::string_view rare_words[] = {"caf\xc3\xa9",     "na\xc3\xafve", "\xe2\x86\x92",
+                                           "\xe2\x80\x94",    "Z\xc3\xbcrich", "\xc2\xb5s",
+                                           "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", "\xe2\x9c\x93"};
+constexpr std::string_view chunk_kinds[] = {"canonical", "note", "decision", "task", "log", "reference"};
+constexpr std::string_view source_areas[] = {"docs", "src", "tests", "design", "notes", "cli", "include", "ops"};
+
+void append_word(std::string& out, random_source& random, bool capitalised) {
+  const std::size_t at = out.size();
+  if (random.below(60) == 0) {
+    out += rare_words[random.below(std::size(rare_words))];
+  } else if (random.below(40) == 0) {
+    out += '`';
+    out += common_words[random.below(std::size(common_words))];
+    out += "_";
+    out += common_words[random.below(std::size(common_words))];
+    out += "()`";
+  } else {
+    out += common_words[random.below(std::size(common_words))];
+  }
+  if (capitalised && out[at] >= 'a' && out[at] <= 'z') out[at] = static_cast<char>(out[at] - 'a' + 'A');
+}
+
+/// A markdown-like paragraph of 150 to 650 bytes under a short heading.
+std::string make_content(random_source& random) {
+  std::string out = "## ";
+  const std::size_t heading_words = 2 + random.below(4);
+  for (std::size_t w = 0; w < heading_words; ++w) {
+    if (w != 0) out += ' ';
+    append_word(out, random, true);
+  }
+  out += "\n\n";
+  const std::size_t target = 150 + random.below(500);
+  while (out.size() < target) {
+    const std::size_t words = 6 + random.below(13);
+    for (std::size_t w = 0; w < words; ++w) {
+      if (w != 0) out += ' ';
+      append_word(out, random, w == 0);
+    }
+    out += random.below(8) == 0 ? ".\n\n" : ". ";
+  }
+  return out;
+}
+
+agdb::source_ref make_source(random_source& random, std::uint32_t chunk_id) {
+  if (chunk_id > 1 && random.below(5) < 2) {
+    return agdb::source_ref::to_chunk(1 + static_cast<std::uint32_t>(random.below(chunk_id - 1)));
+  }
+  // 8 areas x 40 topics x 300 lines: many chunks cite the same place, as real ones do.
+  // One draw per statement: the operands of + are evaluated in no set order.
+  std::string text(source_areas[random.below(std::size(source_areas))]);
+  text += "/topic_" + std::to_string(random.below(40));
+  text += ".md:" + std::to_string(1 + random.below(300));
+  return agdb::source_ref::to_string(std::move(text));
+}
+
+agdb::layer_contents make_layer(std::size_t chunk_count, std::uint32_t dim) {
+  random_source random(0x5EEDull + chunk_count * 31 + dim);
+  agdb::layer_contents layer;
+  layer.chunks.reserve(chunk_count);
+  for (std::size_t i = 0; i < chunk_count; ++i) {
+    agdb::chunk c;
+    c.id = static_cast<std::uint32_t>(i + 1);
+    c.kind = std::string(chunk_kinds[random.below(std::size(chunk_kinds))]);
+    c.content = make_content(random);
+    c.author = random.below(10) < 7 ? "human" : "mcp";
+    c.confidence = 0.5f + static_cast<float>(random.below(51)) / 100.0f;
+    c.created_at_unix_ms = 1'765'000'000'000ull + i * 997 + random.below(997);
+    const std::size_t sources = random.below(4);
+    for (std::size_t s = 0; s < sources; ++s) c.sources.push_back(make_source(random, c.id));
+    layer.chunks.push_back(std::move(c));
+  }
+  agdb::embedding_matrix& m = layer.embeddings;
+  m.type = agdb::element_type::f32;
+  m.dim = dim;
+  m.quant_scale = 1.0f;
+  m.f32_values.resize(chunk_count * dim);
+  for (std::size_t row = 0; row < chunk_count; ++row) {
+    const std::span<float> values = std::span(m.f32_values).subspan(row * dim, dim);
+    double norm = 0.0;
+    for (float& v : values) {
+      v = random.signed_unit();
+      v += random.signed_unit();
+      norm += double{v} * v;
+    }
+    const float inverse = norm > 0.0 ? static_cast<float>(1.0 / std::sqrt(norm)) : 1.0f;
+    for (float& v : values) v *= inverse;
+  }
+  const agdb::embedding_profile profile{"hash", std::nullopt, std::nullopt, dim, "l2"};
+  layer.metadata_json = agdb::layer_metadata_json(profile, "agdb_layer_bench", "0.1.0");
+  return layer;
+}
+
+// ---- timing ----------------------------------------------------------------------
+
+using bench_clock = std::chrono::steady_clock;
+
+double seconds_since(bench_clock::time_point start) {
+  return std::chrono::duration<double>(bench_clock::now() - start).count();
+}
+
+/// CPU seconds this process has used, user and kernel (the kernel's share
+/// matters for writes: copying into the page cache runs in the caller).
+double process_cpu_seconds() {
+  timespec t{};
+  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+/// Wall-clock and CPU time of one measured stretch. On a busy machine wall
+/// time includes waiting for a CPU; the CPU time does not.
+struct elapsed {
+  double wall = 0.0;
+  double cpu = 0.0;
+};
+
+class stopwatch {
+ public:
+  stopwatch() : wall_start_(bench_clock::now()), cpu_start_(process_cpu_seconds()) {}
+  elapsed stop() const { return {seconds_since(wall_start_), process_cpu_seconds() - cpu_start_}; }
+
+ private:
+  bench_clock::time_point wall_start_;
+  double cpu_start_;
+};
+
+long minor_page_faults() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
+double median(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  if (n == 0) return 0.0;
+  return n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2.0;
+}
+
+/// Median wall and median CPU time, each taken separately.
+elapsed median(const std::vector<elapsed>& samples) {
+  std::vector<double> wall, cpu;
+  for (const elapsed& e : samples) {
+    wall.push_back(e.wall);
+    cpu.push_back(e.cpu);
+  }
+  return {median(std::move(wall)), median(std::move(cpu))};
+}
+
+double megabytes(std::uint64_t bytes) { return static_cast<double>(bytes) / 1e6; }
+
+// ---- baselines ---------------------------------------------------------------------
+
+// Keeps the byte reads of the mapping floor from being optimised away.
+volatile unsigned touched_bytes_sink = 0;
+
+/// The mapping floor: what opening a file by mmap costs before a single field
+/// is checked: open() + fstat() + mmap() + close(), then one byte read at each
+/// of `touch_offsets` (each first touch of a page is a page fault). Returns
+/// the seconds taken; the mapping is released afterwards, outside the timed
+/// part, as the reader's is.
+outcome<double> time_mapping_floor(const std::string& path, std::span<const std::uint64_t> touch_offsets) {
+  const auto start = bench_clock::now();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return failure{system_message("open", path, errno)};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return failure{system_message("fstat", path, e)};
+  }
+  const auto length = static_cast<std::size_t>(st.st_size);
+  void* address = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int map_errno = errno;
+  ::close(fd);
+  if (address == MAP_FAILED) return failure{system_message("mmap", path, map_errno)};
+  const auto* bytes = static_cast<const volatile unsigned char*>(address);
+  unsigned touched = 0;
+  for (std::uint64_t offset : touch_offsets) {
+    if (offset < length) touched += bytes[offset];
+  }
+  const double taken = seconds_since(start);
+  ::munmap(address, length);
+  touched_bytes_sink = touched;
+  return taken;
+}
+
+/// The offsets open() reads: the file header, the section table and the
+/// header of every known section.
+std::vector<std::uint64_t> offsets_open_reads(const agdb::layer_reader& reader) {
+  std::vector<std::uint64_t> offsets{0, reader.header().sections_offset};
+  for (std::uint32_t kind = 1; kind <= static_cast<std::uint32_t>(agdb::section_kind::layer_metadata); ++kind) {
+    if (auto index = reader.find_section(static_cast<agdb::section_kind>(kind))) {
+      offsets.push_back(reader.sections()[*index].offset);
+    }
+  }
+  return offsets;
+}
+
+std::size_t distinct_pages(std::span<const std::uint64_t> offsets) {
+  const auto page = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<std::uint64_t> pages;
+  for (std::uint64_t offset : offsets) pages.push_back(offset / page);
+  std::sort(pages.begin(), pages.end());
+  return static_cast<std::size_t>(std::unique(pages.begin(), pages.end()) - pages.begin());
+}
+
+/// Sums every byte: the sequential read speed of memory the loop can reach.
+/// Written plainly so that the compiler vectorises it.
+std::uint64_t sum_bytes(std::span<const std::byte> bytes) noexcept {
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) sum += p[i];
+  return sum;
+}
+
+struct raw_write_times {
+  elapsed write_and_sync;   ///< open(O_CREAT|O_EXCL) + write() loop + fdatasync + close
+  elapsed rename_and_sync;  ///< rename + fsync of the directory
+  elapsed total() const noexcept {
+    return {write_and_sync.wall + rename_and_sync.wall, write_and_sync.cpu + rename_and_sync.cpu};
+  }
+};
+
+/// The raw floor of a durable atomic file replacement: the bytes written by
+/// write() to a fresh file in `directory`, synced, renamed into place and the
+/// directory synced. No encoding, no checks, no buffering beyond the kernel's.
+outcome<raw_write_times> time_raw_write(const std::string& directory, const std::string& temporary,
+                                        const std::string& target, std::span<const std::byte> bytes) {
+  raw_write_times times;
+  const stopwatch write_watch;
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return failure{system_message("open", temporary, errno)};
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = n < 0 ? errno : EIO;
+      ::close(fd);
+      return failure{system_message("write", temporary, e)};
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fdatasync(fd) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return failure{system_message("fdatasync", temporary, e)};
+  }
+  if (::close(fd) != 0) return failure{system_message("close", temporary, errno)};
+  times.write_and_sync = write_watch.stop();
+
+  const stopwatch rename_watch;
+  if (::rename(temporary.c_str(), target.c_str()) != 0) return failure{system_message("rename", temporary, errno)};
+  const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return failure{system_message("open", directory, errno)};
+  const int synced = ::fsync(dir_fd);
+  const int sync_errno = errno;
+  ::close(dir_fd);
+  if (synced != 0) return failure{system_message("fsync", directory, sync_errno)};
+  times.rename_and_sync = rename_watch.stop();
+  return times;
+}
+
+// ---- measurements ------------------------------------------------------------------
+
+struct open_figures {
+  std::size_t chunks = 0;
+  std::uint64_t file_bytes = 0;
+  double open_us = 0.0;           ///< layer_reader::open, median
+  double floor_us = 0.0;          ///< mapping floor touching the first byte, median
+  double touch_floor_us = 0.0;    ///< mapping floor touching every page open reads, median
+  std::size_t pages_read = 0;     ///< distinct pages open reads
+  double check_only_us = 0.0;     ///< layer_reader::from_bytes on mapped bytes, median
+  double faults_per_open = 0.0;   ///< minor page faults per layer_reader::open
+};
+
+outcome<open_figures> measure_open(const temporary_directory& dir, std::size_t chunks, std::uint32_t dim,
+                                   int samples) {
+  const std::string path = dir.file("open-" + std::to_string(chunks) + ".agdb");
+  {
+    const agdb::layer_contents layer = make_layer(chunks, dim);
+    if (auto written = agdb::write_layer(io::default_file_system(), path, layer); !written) {
+      return failure{"write_layer: " + written.error().describe()};
+    }
+  }
+  std::vector<std::uint64_t> touch_offsets;
+  {
+    auto reader = agdb::layer_reader::open(io::default_file_system(), path);
+    if (!reader) return failure{"layer_reader::open: " + reader.error().describe()};
+    touch_offsets = offsets_open_reads(*reader);
+  }
+  const std::uint64_t first_byte[] = {0};
+  open_figures figures;
+  figures.chunks = chunks;
+  figures.pages_read = distinct_pages(touch_offsets);
+  std::vector<double> open_samples, floor_samples, touch_samples, check_samples;
+  long faults = 0;
+  // Interleaved, so that a slow patch of the machine hits all alike.
+  for (int i = 0; i < samples; ++i) {
+    const long faults_before = minor_page_faults();
+    const auto start = bench_clock::now();
+    auto reader = agdb::layer_reader::open(io::default_file_system(), path);
+    open_samples.push_back(seconds_since(start));
+    faults += minor_page_faults() - faults_before;
+    if (!reader) return failure{"layer_reader::open: " + reader.error().describe()};
+    figures.file_bytes = reader->bytes().size();
+
+    const auto check_start = bench_clock::now();
+    auto checked = agdb::layer_reader::from_bytes(reader->bytes(), path);
+    check_samples.push_back(seconds_since(check_start));
+    if (!checked) return failure{"layer_reader::from_bytes: " + checked.error().describe()};
+
+    auto floor = time_mapping_floor(path, first_byte);
+    if (auto* f = std::get_if<failure>(&floor)) return *f;
+    floor_samples.push_back(std::get<double>(floor));
+    auto touch_floor = time_mapping_floor(path, touch_offsets);
+    if (auto* f = std::get_if<failure>(&touch_floor)) return *f;
+    touch_samples.push_back(std::get<double>(touch_floor));
+  }
+  figures.open_us = median(open_samples) * 1e6;
+  figures.floor_us = median(floor_samples) * 1e6;
+  figures.touch_floor_us = median(touch_samples) * 1e6;
+  figures.check_only_us = median(check_samples) * 1e6;
+  figures.faults_per_open = static_cast<double>(faults) / samples;
+  std::error_code ignored;
+  std::filesystem::remove(path, ignored);
+  return figures;
+}
+
+struct validate_figures {
+  std::uint64_t file_bytes = 0;
+  std::uint64_t bytes_read = 0;  ///< what validate() looks at: all but the embedding values
+  elapsed validate_time;
+  elapsed read_time;
+};
+
+outcome<validate_figures> measure_validate(const agdb::layer_reader& reader, int runs) {
+  validate_figures figures;
+  figures.file_bytes = reader.bytes().size();
+  figures.bytes_read = figures.file_bytes - reader.embedding_header().data_length;
+  // Warm the whole mapping (and validate's code) before timing anything.
+  volatile std::uint64_t checksum = sum_bytes(reader.bytes());
+  if (auto violations = agdb::validate(reader, 10); !violations.empty()) {
+    return failure{"validate: the written layer does not conform: " +
+                   agdb::to_error(violations[0], reader.path()).describe()};
+  }
+  std::vector<elapsed> validate_samples, read_samples;
+  for (int i = 0; i < runs; ++i) {
+    const stopwatch validate_watch;
+    const std::size_t violation_count = agdb::validate(reader, 10).size();
+    validate_samples.push_back(validate_watch.stop());
+    if (violation_count != 0) return failure{"validate: violations appeared on a later run"};
+
+    const stopwatch read_watch;
+    checksum = checksum + sum_bytes(reader.bytes());
+    read_samples.push_back(read_watch.stop());
+  }
+  figures.validate_time = median(validate_samples);
+  figures.read_time = median(read_samples);
+  return figures;
+}
+
+struct write_figures {
+  std::uint64_t file_bytes = 0;
+  elapsed write_layer_time;
+  raw_write_times floor;  ///< medians of each part
+  elapsed plan_time;
+  std::vector<double> write_layer_walls, floor_walls;  ///< every run, in order
+};
+
+outcome<write_figures> measure_write(const temporary_directory& dir, const agdb::layer_contents& layer,
+                                     std::span<const std::byte> layer_bytes, int runs) {
+  write_figures figures;
+  figures.file_bytes = layer_bytes.size();
+  std::vector<elapsed> layer_samples, plan_samples, raw_write_samples, raw_rename_samples;
+  std::error_code ignored;
+  const std::string target = dir.file("written.agdb");
+  const std::string raw_target = dir.file("raw.agdb");
+  const std::string raw_temporary = raw_target + ".tmp";
+
+  // Each file is removed right after its run, so every run finds the page
+  // cache in the same state; this untimed run sets that state up.
+  if (auto warm_up = time_raw_write(dir.path(), raw_temporary, raw_target, layer_bytes);
+      auto* f = std::get_if<failure>(&warm_up)) {
+    return *f;
+  }
+  std::filesystem::remove(raw_target, ignored);
+
+  auto time_layer = [&]() -> std::optional<failure> {
+    const stopwatch watch;
+    auto written = agdb::write_layer(io::default_file_system(), target, layer);
+    layer_samples.push_back(watch.stop());
+    if (!written) return failure{"write_layer: " + written.error().describe()};
+    if (std::filesystem::file_size(target, ignored) != layer_bytes.size()) {
+      return failure{"write_layer wrote " + target + " with a size other than the first layer's"};
+    }
+    std::filesystem::remove(target, ignored);
+    return std::nullopt;
+  };
+  auto time_raw = [&]() -> std::optional<failure> {
+    auto raw = time_raw_write(dir.path(), raw_temporary, raw_target, layer_bytes);
+    if (auto* f = std::get_if<failure>(&raw)) return *f;
+    raw_write_samples.push_back(std::get<raw_write_times>(raw).write_and_sync);
+    raw_rename_samples.push_back(std::get<raw_write_times>(raw).rename_and_sync);
+    std::filesystem::remove(raw_target, ignored);
+    return std::nullopt;
+  };
+  for (int i = 0; i < runs; ++i) {
+    // Alternate the order so that neither always runs right after the other.
+    if (auto f = i % 2 == 0 ? time_raw() : time_layer()) return *f;
+    if (auto f = i % 2 == 0 ? time_layer() : time_raw()) return *f;
+
+    const stopwatch plan_watch;
+    auto plan = agdb::detail::plan_layer(layer);
+    plan_samples.push_back(plan_watch.stop());
+    if (!plan) return failure{"plan_layer: " + plan.error().describe()};
+  }
+  figures.write_layer_time = median(layer_samples);
+  figures.floor.write_and_sync = median(raw_write_samples);
+  figures.floor.rename_and_sync = median(raw_rename_samples);
+  figures.plan_time = median(plan_samples);
+  for (std::size_t i = 0; i < layer_samples.size(); ++i) {
+    figures.write_layer_walls.push_back(layer_samples[i].wall);
+    figures.floor_walls.push_back(raw_write_samples[i].wall + raw_rename_samples[i].wall);
+  }
+  return figures;
+}
+
+// ---- report ------------------------------------------------------------------------
+
+const char* verdict(bool met) { return met ? "PASS" : "MISS"; }
+
+void print_rule() {
+  std::puts("-----------------------------------------------------------------------------------------------------------");
+}
+
+void print_row(const std::string& figure, const std::string& measured, const std::string& baseline,
+               const std::string& goal, const char* outcome_text) {
+  std::printf("%-34s %-14s %-36s %-15s %s\n", figure.c_str(), measured.c_str(), baseline.c_str(), goal.c_str(),
+              outcome_text);
+}
+
+std::string format(const char* pattern, double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, pattern, value);
+  return buffer;
+}
+
+std::string with_commas(std::uint64_t value) {
+  const std::string digits = std::to_string(value);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string milliseconds_list(const std::vector<double>& seconds) {
+  std::string out;
+  for (double s : seconds) out += (out.empty() ? "" : ", ") + format("%.1f", s * 1e3);
+  return out + " ms";
+}
+
+constexpr bool optimised_build() {
+#if defined(__OPTIMIZE__) && defined(NDEBUG)
+  return true;
+#else
+  return false;
+#endif
+}
+
+void print_machine_note() {
+  if (!optimised_build()) {
+    std::puts("note: this build is not optimised (no -O with NDEBUG): figures are not representative");
+  }
+  double load[1] = {0.0};
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (::getloadavg(load, 1) == 1) {
+    std::printf("machine: %ld CPUs, load average %.1f%s\n", cpus, load[0],
+                load[0] > static_cast<double>(cpus)
+                    ? ": busy, so wall-clock figures include waiting for a CPU (CPU times are under parts)"
+                    : "");
+  }
+}
+
+void print_report(const options& o, const std::vector<open_figures>& opens, const validate_figures& v,
+                  const write_figures& w) {
+  std::printf("%-34s %-14s %-36s %-15s %s\n", "figure", "measured", "baseline (same run)", "goal", "");
+  print_rule();
+  for (const open_figures& f : opens) {
+    print_row("open, " + with_commas(f.chunks) + " chunks (" + format("%.1f MB)", megabytes(f.file_bytes)),
+              format("%.1f us", f.open_us), "mapping floor " + format("%.1f us", f.floor_us),
+              format("< %.0f us", open_goal_us), verdict(f.open_us < open_goal_us));
+  }
+  const double validate_mb_per_s = megabytes(v.file_bytes) / v.validate_time.wall;
+  const double read_mb_per_s = megabytes(v.file_bytes) / v.read_time.wall;
+  print_row("validate, full layer", format("%.0f MB/s", validate_mb_per_s),
+            "sequential read " + format("%.0f MB/s", read_mb_per_s), format(">= %.0f MB/s", validate_goal_mb_per_s),
+            verdict(validate_mb_per_s >= validate_goal_mb_per_s));
+  const double write_ratio = w.write_layer_time.wall / w.floor.total().wall;
+  print_row("write_layer, full layer", format("%.1f ms", w.write_layer_time.wall * 1e3),
+            "raw floor " + format("%.1f ms", w.floor.total().wall * 1e3) + format(" (ratio %.2fx)", write_ratio),
+            format("<= %.1fx floor", write_goal_ratio), verdict(write_ratio <= write_goal_ratio));
+  print_rule();
+
+  std::puts("parts:");
+  for (const open_figures& f : opens) {
+    std::printf("  open, %s chunks: %.1f page faults per open; mapping floor touching the %zu pages open reads "
+                "%.1f us; structure check alone (from_bytes, no mmap) %.2f us\n",
+                with_commas(f.chunks).c_str(), f.faults_per_open, f.pages_read, f.touch_floor_us, f.check_only_us);
+  }
+  if (opens.size() > 1) {
+    std::printf("  open at %s chunks / open at %s chunks: %.2fx; mapping floor touching the same pages: %.2fx\n",
+                with_commas(opens.back().chunks).c_str(), with_commas(opens.front().chunks).c_str(),
+                opens.back().open_us / opens.front().open_us,
+                opens.back().touch_floor_us / opens.front().touch_floor_us);
+  }
+  std::printf("  validate: wall %.1f ms, CPU %.1f ms (%.0f MB/s of file per CPU second); it reads %.1f of the "
+              "%.1f MB (all but the embedding values)\n",
+              v.validate_time.wall * 1e3, v.validate_time.cpu * 1e3, megabytes(v.file_bytes) / v.validate_time.cpu,
+              megabytes(v.bytes_read), megabytes(v.file_bytes));
+  std::printf("  sequential read: wall %.1f ms, CPU %.1f ms (%.0f MB/s per CPU second)\n", v.read_time.wall * 1e3,
+              v.read_time.cpu * 1e3, megabytes(v.file_bytes) / v.read_time.cpu);
+  std::printf("  raw floor: write()+fdatasync+close wall %.1f ms (CPU %.1f ms), rename+directory fsync %.2f ms\n",
+              w.floor.write_and_sync.wall * 1e3, w.floor.write_and_sync.cpu * 1e3, w.floor.rename_and_sync.wall * 1e3);
+  std::printf("  write_layer: wall %.1f ms, CPU %.1f ms; of which planning (interning, UTF-8 checks, layout) "
+              "wall %.1f ms, CPU %.1f ms\n",
+              w.write_layer_time.wall * 1e3, w.write_layer_time.cpu * 1e3, w.plan_time.wall * 1e3,
+              w.plan_time.cpu * 1e3);
+  std::printf("  every run, in order: write_layer %s; raw floor %s\n", milliseconds_list(w.write_layer_walls).c_str(),
+              milliseconds_list(w.floor_walls).c_str());
+  std::printf("medians of: open %d, validate and read %d, write %d runs\n", o.open_samples, o.validate_runs,
+              o.write_runs);
+}
+
+int report_failure(const failure& f) {
+  std::fprintf(stderr, "agdb_layer_bench: error: %s\n", f.message.c_str());
+  return 1;
+}
+
+int run(const options& o) {
+  auto made = temporary_directory::create();
+  if (auto* f = std::get_if<failure>(&made)) return report_failure(*f);
+  const temporary_directory& dir = std::get<temporary_directory>(made);
+
+  std::printf("agdb_layer_bench: %s chunks x %u dims f32 in %s%s\n", with_commas(o.chunks).c_str(), o.dim,
+              dir.path().c_str(), o.small ? " (--small: every measurement once)" : "");
+  print_machine_note();
+  std::fflush(stdout);
+
+  // The full layer: written once for validate, then rewritten for the write figures.
+  const auto build_start = bench_clock::now();
+  const agdb::layer_contents layer = make_layer(o.chunks, o.dim);
+  const double build_seconds = seconds_since(build_start);
+  const std::string layer_path = dir.file("layer.agdb");
+  if (auto written = agdb::write_layer(io::default_file_system(), layer_path, layer); !written) {
+    return report_failure({"write_layer: " + written.error().describe()});
+  }
+  auto reader = agdb::layer_reader::open(io::default_file_system(), layer_path);
+  if (!reader) return report_failure({"layer_reader::open: " + reader.error().describe()});
+  const std::uint64_t file_bytes = reader->bytes().size();
+  const std::uint64_t embedding_bytes = reader->embedding_header().data_length;
+  std::printf("layer: %.1f MB (embeddings %.1f MB, strings/chunks/relationships/metadata %.1f MB), "
+              "%s strings, %s relationships; generated in %.2f s\n\n",
+              megabytes(file_bytes), megabytes(embedding_bytes), megabytes(file_bytes - embedding_bytes),
+              with_commas(reader->string_count()).c_str(), with_commas(reader->relationship_count()).c_str(),
+              build_seconds);
+  std::fflush(stdout);
+
+  std::vector<std::size_t> open_sizes;
+  for (std::size_t size : {o.chunks / 100, o.chunks / 10, o.chunks}) {
+    if (size != 0 && std::find(open_sizes.begin(), open_sizes.end(), size) == open_sizes.end()) {
+      open_sizes.push_back(size);
+    }
+  }
+  std::vector<open_figures> opens;
+  for (std::size_t size : open_sizes) {
+    auto measured = measure_open(dir, size, o.dim, o.open_samples);
+    if (auto* f = std::get_if<failure>(&measured)) return report_failure(*f);
+    opens.push_back(std::get<open_figures>(measured));
+  }
+  auto validated = measure_validate(*reader, o.validate_runs);
+  if (auto* f = std::get_if<failure>(&validated)) return report_failure(*f);
+  auto wrote = measure_write(dir, layer, reader->bytes(), o.write_runs);
+  if (auto* f = std::get_if<failure>(&wrote)) return report_failure(*f);
+  print_report(o, opens, std::get<validate_figures>(validated), std::get<write_figures>(wrote));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int exit_code = 0;
+  const std::optional<options> o = parse_options(argc, argv, exit_code);
+  if (!o) return exit_code;
+  return run(*o);
+}

@@ -1,0 +1,100 @@
+// Output formatting shared by the agentsdb subcommands.
+#pragma once
+
+#include <simdjson.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agentctx/agdb/embedding_profile.hpp"
+#include "agentctx/agdb/layer_contents.hpp"
+#include "agentctx/agdb/layer_reader.hpp"
+#include "agentctx/agdb/layer_summary.hpp"
+#include "agentctx/core/time.hpp"
+#include "agentctx/json/writer.hpp"
+
+namespace agentsdb {
+
+/// "docs/a.md:12" for a string source, "chunk 7" for a chunk-id source.
+inline std::string describe_source(const agentctx::agdb::source_ref& s) {
+  if (s.kind == agentctx::agdb::relationship_kind::source_chunk_id) return "chunk " + std::to_string(s.chunk_id);
+  return s.text;
+}
+
+/// The first `max_chars` bytes of `text` on one line (newlines and tabs shown
+/// as spaces), cut at a UTF-8 boundary, with "..." when cut.
+inline std::string preview(std::string_view text, std::size_t max_chars) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_chars) + 3);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (out.size() >= max_chars) {
+      while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+      if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
+      out += "...";
+      return out;
+    }
+    const char c = text[i];
+    out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+  }
+  return out;
+}
+
+/// "canonical 9, options 2".
+inline std::string join_counts(const std::vector<agentctx::agdb::name_count>& counts) {
+  if (counts.empty()) return "(none)";
+  std::string out;
+  for (const auto& c : counts) {
+    if (!out.empty()) out += ", ";
+    out += c.name + " " + std::to_string(c.count);
+  }
+  return out;
+}
+
+/// Splices `text` as JSON when it parses, else writes it as a JSON string.
+inline void write_json_or_string(agentctx::json::writer& w, std::string_view text) {
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  if (parser.parse(text.data(), text.size()).get(root) == simdjson::SUCCESS) {
+    w.raw(simdjson::minify(root));
+  } else {
+    w.value(text);
+  }
+}
+
+inline void write_profile_json(agentctx::json::writer& w, const agentctx::agdb::embedding_profile& p) {
+  w.begin_object();
+  agentctx::agdb::detail::write_embedding_profile_members(w, p);
+  w.end_object();
+}
+
+/// A chunk as a JSON object, field names as in the reference's export format.
+inline void write_chunk_json(agentctx::json::writer& w, const agentctx::agdb::chunk_view& c,
+                             const std::vector<agentctx::agdb::source_ref>& sources,
+                             std::optional<double> embedding_norm) {
+  w.begin_object();
+  w.key("id").value(c.id);
+  w.key("kind").value(c.kind);
+  w.key("content").value(c.content);
+  w.key("author").value(c.author);
+  w.key("confidence").value(static_cast<double>(c.confidence));
+  w.key("created_at_unix_ms").value(c.created_at_unix_ms);
+  w.key("created_at").value(agentctx::format_rfc3339_utc_ms(c.created_at_unix_ms));
+  w.key("sources").begin_array();
+  for (const auto& s : sources) {
+    w.begin_object();
+    if (s.kind == agentctx::agdb::relationship_kind::source_chunk_id) {
+      w.key("type").value("chunk_id").key("value").value(s.chunk_id);
+    } else {
+      w.key("type").value("source_string").key("value").value(s.text);
+    }
+    w.end_object();
+  }
+  w.end_array();
+  w.key("embedding_row").value(c.embedding_row);
+  if (embedding_norm) w.key("embedding_norm").value(*embedding_norm);
+  w.end_object();
+}
+
+}  // namespace agentsdb

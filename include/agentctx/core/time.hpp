@@ -1,0 +1,203 @@
+// agentctx/core/time.hpp: Unix-millisecond timestamps and their RFC 3339 text.
+//
+// agentctx stores instants as unsigned milliseconds since 1970-01-01T00:00:00Z
+// (Unix time: every day has 86,400 seconds, leap seconds do not exist) and
+// shows them as RFC 3339 UTC text with exactly three fraction digits:
+//
+//   format_rfc3339_utc_ms(1765534272123) == "2025-12-12T10:11:12.123Z"
+//
+// The conversion is pure arithmetic on the proleptic Gregorian calendar
+// (Howard Hinnant's days-from-civil algorithms): no locale, time zone
+// database, gmtime or global state is involved, so it is thread-safe and
+// gives the same text on every platform.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "agentctx/core/result.hpp"
+
+namespace agentctx {
+
+/// The last instant format_rfc3339_utc_ms() can show: 9999-12-31T23:59:59.999Z.
+inline constexpr std::uint64_t max_rfc3339_unix_ms = 253'402'300'799'999;
+
+namespace detail {
+
+struct civil_date {
+  std::int64_t year;
+  unsigned month;  // 1..12
+  unsigned day;    // 1..31
+};
+
+// Days since 1970-01-01 of a proleptic Gregorian date (negative before it).
+constexpr std::int64_t days_from_civil(std::int64_t year, unsigned month, unsigned day) noexcept {
+  year -= month <= 2 ? 1 : 0;
+  const std::int64_t era = (year >= 0 ? year : year - 399) / 400;
+  const auto year_of_era = static_cast<unsigned>(year - era * 400);
+  const unsigned day_of_year = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1;
+  const unsigned day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+  return era * 146'097 + static_cast<std::int64_t>(day_of_era) - 719'468;
+}
+
+// Inverse of days_from_civil.
+constexpr civil_date civil_from_days(std::int64_t days) noexcept {
+  days += 719'468;
+  const std::int64_t era = (days >= 0 ? days : days - 146'096) / 146'097;
+  const auto day_of_era = static_cast<unsigned>(days - era * 146'097);
+  const unsigned year_of_era = (day_of_era - day_of_era / 1460 + day_of_era / 36'524 - day_of_era / 146'096) / 365;
+  const unsigned day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+  const unsigned month_index = (5 * day_of_year + 2) / 153;  // March = 0
+  const unsigned day = day_of_year - (153 * month_index + 2) / 5 + 1;
+  const unsigned month = month_index < 10 ? month_index + 3 : month_index - 9;
+  const std::int64_t year = static_cast<std::int64_t>(year_of_era) + era * 400 + (month <= 2 ? 1 : 0);
+  return {year, month, day};
+}
+
+constexpr bool is_leap_year(std::int64_t year) noexcept {
+  return year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+}
+
+constexpr unsigned days_in_month(std::int64_t year, unsigned month) noexcept {
+  constexpr unsigned days[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return month == 2 && is_leap_year(year) ? 29 : days[month - 1];
+}
+
+// Writes `value` as exactly `width` decimal digits ending before `end`.
+constexpr void write_digits(char* end, std::uint64_t value, int width) noexcept {
+  for (int i = 0; i < width; ++i, value /= 10) *--end = static_cast<char>('0' + value % 10);
+}
+
+// Cursor over the timestamp text; every read reports failure instead of
+// running past the end.
+class rfc3339_reader {
+ public:
+  explicit rfc3339_reader(std::string_view text) noexcept : text_(text) {}
+
+  bool digits(int count, unsigned& out) noexcept {
+    if (static_cast<std::size_t>(count) > text_.size() - position_) return false;
+    unsigned value = 0;
+    for (int i = 0; i < count; ++i) {
+      char c = text_[position_ + static_cast<std::size_t>(i)];
+      if (c < '0' || c > '9') return false;
+      value = value * 10 + static_cast<unsigned>(c - '0');
+    }
+    position_ += static_cast<std::size_t>(count);
+    out = value;
+    return true;
+  }
+  bool literal(char expected) noexcept { return literal_of(expected, expected); }
+  // Matches either spelling (RFC 3339 allows lowercase 't' and 'z').
+  bool literal_of(char first, char second) noexcept {
+    if (position_ == text_.size() || (text_[position_] != first && text_[position_] != second)) return false;
+    ++position_;
+    return true;
+  }
+  bool at_end() const noexcept { return position_ == text_.size(); }
+
+ private:
+  std::string_view text_;
+  std::size_t position_ = 0;
+};
+
+}  // namespace detail
+
+/// Formats `unix_ms` as "YYYY-MM-DDTHH:MM:SS.mmmZ" (always 24 characters).
+/// Instants after 9999-12-31T23:59:59.999Z, which RFC 3339's four-digit year
+/// cannot show, are clamped to it: the result is always a valid timestamp,
+/// and such values do not occur in practice (they are 8,000 years away).
+inline std::string format_rfc3339_utc_ms(std::uint64_t unix_ms) {
+  if (unix_ms > max_rfc3339_unix_ms) unix_ms = max_rfc3339_unix_ms;
+  constexpr std::uint64_t ms_per_day = 86'400'000;
+  const std::uint64_t ms_of_day = unix_ms % ms_per_day;
+  const detail::civil_date date = detail::civil_from_days(static_cast<std::int64_t>(unix_ms / ms_per_day));
+  std::string out = "0000-00-00T00:00:00.000Z";
+  char* p = out.data();
+  detail::write_digits(p + 4, static_cast<std::uint64_t>(date.year), 4);
+  detail::write_digits(p + 7, date.month, 2);
+  detail::write_digits(p + 10, date.day, 2);
+  detail::write_digits(p + 13, ms_of_day / 3'600'000, 2);
+  detail::write_digits(p + 16, ms_of_day / 60'000 % 60, 2);
+  detail::write_digits(p + 19, ms_of_day / 1'000 % 60, 2);
+  detail::write_digits(p + 23, ms_of_day % 1'000, 3);
+  return out;
+}
+
+/// Parses an RFC 3339 date-time (section 5.6) into Unix milliseconds:
+///   YYYY-MM-DD "T" hh:mm:ss [ "." 1*9DIGIT ] ( "Z" / ("+" / "-") hh:mm )
+/// "T" and "Z" may be lowercase. Offsets other than Z / +00:00 / -00:00 are
+/// converted to UTC. Fraction digits beyond milliseconds are truncated (the
+/// instant is rounded toward the past, never into the next second).
+///
+/// Returns errc::invalid_argument, with a message quoting the text, when the
+/// text does not follow the grammar exactly (no leading or trailing spaces,
+/// no space for "T"), when a field is out of range (month 13, 2025-02-30,
+/// 2023-02-29, hour 24, minute 60, second 60: Unix time has no leap seconds,
+/// offset hour above 23), when the fraction has more than 9 digits, or when
+/// the instant is before 1970-01-01T00:00:00Z (not representable). Instants
+/// after year 9999 that an offset produces (9999-12-31T23:30:00-01:00) are
+/// returned as they are, although format_rfc3339_utc_ms() clamps them.
+inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
+  auto bad = [text](std::string_view why) {
+    constexpr std::size_t shown = 64;
+    std::string message = "invalid RFC 3339 timestamp \"";
+    message += text.substr(0, shown);
+    message += text.size() > shown ? "...\": " : "\": ";
+    message += why;
+    return fail(errc::invalid_argument, std::move(message));
+  };
+  detail::rfc3339_reader in(text);
+  unsigned year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!in.digits(4, year) || !in.literal('-') || !in.digits(2, month) || !in.literal('-') || !in.digits(2, day)) {
+    return bad("expected a date YYYY-MM-DD");
+  }
+  if (month < 1 || month > 12) return bad("month out of range");
+  if (day < 1 || day > detail::days_in_month(year, month)) return bad("day out of range for the month");
+  if (!in.literal_of('T', 't')) return bad("expected 'T' after the date");
+  if (!in.digits(2, hour) || !in.literal(':') || !in.digits(2, minute) || !in.literal(':') || !in.digits(2, second)) {
+    return bad("expected a time hh:mm:ss");
+  }
+  if (hour > 23) return bad("hour out of range");
+  if (minute > 59) return bad("minute out of range");
+  if (second > 59) return bad("second out of range (Unix time has no leap seconds)");
+  unsigned millisecond = 0;
+  if (in.literal('.')) {
+    int fraction_digits = 0;
+    for (unsigned digit = 0; in.digits(1, digit); ++fraction_digits) {
+      if (fraction_digits == 9) return bad("more than 9 fraction digits");
+      if (fraction_digits < 3) millisecond = millisecond * 10 + digit;
+    }
+    if (fraction_digits == 0) return bad("expected a digit after '.'");
+    for (int i = fraction_digits; i < 3; ++i) millisecond *= 10;
+  }
+  std::int64_t offset_minutes = 0;
+  if (!in.literal_of('Z', 'z')) {
+    const bool east = in.literal('+');
+    if (!east && !in.literal('-')) return bad("expected 'Z' or an offset +hh:mm / -hh:mm");
+    unsigned offset_hour = 0, offset_minute = 0;
+    if (!in.digits(2, offset_hour) || !in.literal(':') || !in.digits(2, offset_minute)) {
+      return bad("expected an offset +hh:mm / -hh:mm");
+    }
+    if (offset_hour > 23 || offset_minute > 59) return bad("offset out of range");
+    offset_minutes = (east ? 1 : -1) * static_cast<std::int64_t>(offset_hour * 60 + offset_minute);
+  }
+  if (!in.at_end()) return bad("unexpected text after the timestamp");
+
+  const std::int64_t local_seconds = detail::days_from_civil(year, month, day) * 86'400 + hour * 3'600 + minute * 60 + second;
+  const std::int64_t utc_seconds = local_seconds - offset_minutes * 60;
+  if (utc_seconds < 0) return bad("the instant is before 1970-01-01T00:00:00Z");
+  return static_cast<std::uint64_t>(utc_seconds) * 1'000 + millisecond;
+}
+
+/// The current wall-clock time in Unix milliseconds (0 if the system clock
+/// is set before 1970).
+inline std::uint64_t now_unix_ms() noexcept {
+  const auto since_epoch =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return since_epoch < 0 ? 0 : static_cast<std::uint64_t>(since_epoch);
+}
+
+}  // namespace agentctx

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The main job, end to end on real input: installs what is missing, builds the
+# agentsdb CLI, compiles an AGENTS.db base layer from this repository's own
+# documentation, validates it, and prints what is inside.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build/release"
+out="$root/build/demo"
+
+bash "$root/scripts/setup.sh"
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DAGENTCTX_BUILD_TESTS=OFF \
+  -DAGENTCTX_BUILD_BENCH=OFF -DAGENTCTX_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$build" -j"$(nproc)" --target agentsdb
+agentsdb="$build/cli/agentsdb"
+mkdir -p "$out"
+
+echo
+echo "\$ agentsdb compile --root . --include 'README.md' --include 'docs/**/*.md' --out build/demo/AGENTS.db"
+(cd "$root" && "$agentsdb" compile --root . --include 'README.md' --include 'docs/**/*.md' \
+   --out "$out/AGENTS.db")
+echo
+echo "\$ agentsdb validate build/demo/AGENTS.db"
+"$agentsdb" validate "$out/AGENTS.db"
+echo
+echo "\$ agentsdb inspect build/demo/AGENTS.db"
+"$agentsdb" inspect "$out/AGENTS.db"
+first_id=$("$agentsdb" inspect "$out/AGENTS.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["chunks"][0]["id"])')
+echo
+echo "\$ agentsdb inspect build/demo/AGENTS.db --id $first_id"
+"$agentsdb" inspect "$out/AGENTS.db" --id "$first_id"

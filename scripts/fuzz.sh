@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target for a bounded time and reports how many
+# executions ran clean. Usage:
+#   scripts/fuzz.sh [--build DIR] [--seconds N] [TARGET...]
+# DIR must be a build configured with -DCMAKE_CXX_COMPILER=clang++
+# -DAGENTCTX_BUILD_FUZZERS=ON (default: build/fuzz). Seed inputs come from
+# fuzz/seeds/<target>/ when present; the working corpus goes to DIR/corpus/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build="$root/build/fuzz"
+seconds=60
+targets=()
+while (( $# )); do
+  case "$1" in
+    --build) build=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) targets+=("$1"); shift ;;
+  esac
+done
+if (( ${#targets[@]} == 0 )); then
+  for f in "$root"/fuzz/*_fuzz.cpp; do
+    [[ -e "$f" ]] && targets+=("$(basename "$f" .cpp)")
+  done
+fi
+if (( ${#targets[@]} == 0 )); then
+  echo "fuzz.sh: no fuzz targets" >&2
+  exit 1
+fi
+
+status=0
+for t in "${targets[@]}"; do
+  bin="$build/fuzz/$t"
+  [[ -x "$bin" ]] || { echo "fuzz.sh: $bin not built" >&2; exit 2; }
+  corpus="$build/corpus/$t"
+  mkdir -p "$corpus"
+  seeds=()
+  [[ -d "$root/fuzz/seeds/$t" ]] && seeds+=("$root/fuzz/seeds/$t")
+  log="$build/$t.log"
+  if "$bin" -max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=2048 \
+       -artifact_prefix="$build/$t-" "$corpus" "${seeds[@]}" >"$log" 2>&1; then
+    runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
+    echo "fuzz: $t ran clean for ${seconds}s: $runs executions"
+  else
+    echo "fuzz: $t FAILED; last lines of $log:" >&2
+    tail -n 40 "$log" >&2
+    status=1
+  fi
+done
+exit $status

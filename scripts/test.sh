@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs the whole agentctx test suite from a clean checkout:
+#   1. installs what is missing (scripts/setup.sh),
+#   2. GCC build, warnings as errors: unit tests, CLI tests, link and consumer
+#      tests, and every benchmark once on small input,
+#   3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer: the same
+#      tests again,
+#   4. every libFuzzer target for a bounded time (AGENTCTX_FUZZ_SECONDS, default 20).
+# Exits non-zero on the first failure. Build folders live under build/.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc)
+fuzz_seconds=${AGENTCTX_FUZZ_SECONDS:-20}
+started=$SECONDS
+passed=0
+failed=0
+
+step() { printf '\n== %s (%ds elapsed)\n' "$*" $((SECONDS - started)); }
+
+run_ctest() {
+  local dir=$1; shift
+  local log
+  log=$(mktemp)
+  set +e
+  ctest --test-dir "$dir" --output-on-failure -j"$jobs" "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  set -e
+  local line total bad
+  line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -n 1 || true)
+  total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$line")
+  bad=$(sed -E 's/.*passed, ([0-9]+) tests? failed.*/\1/' <<<"$line")
+  rm -f "$log"
+  if [[ -z "$line" ]]; then
+    echo "test.sh: ctest in $dir ran no tests" >&2
+    exit 1
+  fi
+  passed=$((passed + total - bad))
+  failed=$((failed + bad))
+  if [[ $rc -ne 0 ]]; then
+    echo "test.sh: failures in $dir" >&2
+    echo "$passed passed, $failed failed"
+    exit 1
+  fi
+}
+
+step "installing dependencies"
+bash "$root/scripts/setup.sh"
+
+step "GCC build (warnings are errors)"
+cmake -S "$root" -B "$root/build/gcc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAGENTCTX_WERROR=ON >/dev/null
+cmake --build "$root/build/gcc" -j"$jobs"
+step "tests (GCC)"
+run_ctest "$root/build/gcc"
+
+step "clang build with ASan + UBSan"
+cmake -S "$root" -B "$root/build/asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DAGENTCTX_SANITIZE=ON -DAGENTCTX_WERROR=ON -DAGENTCTX_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$root/build/asan" -j"$jobs"
+step "tests (ASan + UBSan)"
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# The consumer test builds a separate project without sanitizers; GCC covered it.
+run_ctest "$root/build/asan" -E '^consumer$'
+
+step "fuzzing (${fuzz_seconds}s per target)"
+cmake -S "$root" -B "$root/build/fuzz" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
+  -DAGENTCTX_BUILD_FUZZERS=ON -DAGENTCTX_BUILD_TESTS=OFF -DAGENTCTX_BUILD_BENCH=OFF \
+  -DAGENTCTX_BUILD_EXAMPLES=OFF -DAGENTCTX_BUILD_CLI=OFF >/dev/null
+cmake --build "$root/build/fuzz" -j"$jobs"
+if bash "$root/scripts/fuzz.sh" --build "$root/build/fuzz" --seconds "$fuzz_seconds"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  echo "$passed passed, $failed failed"
+  exit 1
+fi
+
+step "done"
+echo "$passed passed, $failed failed"

@@ -1,0 +1,154 @@
+// Helpers for the end-to-end tests of the command-line tools: run the real
+// binary without a shell (arguments reach it verbatim), capture its standard
+// output, standard error and exit code separately, and read and write files.
+#pragma once
+
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cli_test {
+
+/// What a finished process left behind. `exit_code` is 128 + N when the
+/// process was killed by signal N (as a shell reports it).
+struct run_result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+namespace detail {
+
+// Reads both pipes until both reach end of file; polling them together keeps
+// a child that fills one pipe while the parent waits on the other from
+// deadlocking.
+inline void drain(int out_fd, int err_fd, run_result& result) {
+  std::array<pollfd, 2> fds{pollfd{out_fd, POLLIN, 0}, pollfd{err_fd, POLLIN, 0}};
+  std::array<std::string*, 2> sinks{&result.out, &result.err};
+  int open_count = 2;
+  char buffer[65536];
+  while (open_count > 0) {
+    if (::poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      FAIL("poll failed");
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_count;
+      } else {
+        sinks[i]->append(buffer, static_cast<std::size_t>(n));
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+/// Runs `program` with `arguments` in `working_directory` (the current one
+/// when empty), with standard input from /dev/null, and waits for it.
+inline run_result run(const std::string& program, const std::vector<std::string>& arguments,
+                      const std::string& working_directory = {}) {
+  // Everything the child needs is built before fork(): after it, the child
+  // may only make async-signal-safe calls.
+  std::vector<std::string> storage;
+  storage.reserve(arguments.size() + 1);
+  storage.push_back(program);
+  storage.insert(storage.end(), arguments.begin(), arguments.end());
+  std::vector<char*> argv;
+  for (std::string& s : storage) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  int out_pipe[2];
+  int err_pipe[2];
+  REQUIRE(::pipe2(out_pipe, O_CLOEXEC) == 0);
+  REQUIRE(::pipe2(err_pipe, O_CLOEXEC) == 0);
+  const pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd < 0 || ::dup2(null_fd, STDIN_FILENO) < 0 || ::dup2(out_pipe[1], STDOUT_FILENO) < 0 ||
+        ::dup2(err_pipe[1], STDERR_FILENO) < 0) {
+      ::_exit(126);
+    }
+    if (!working_directory.empty() && ::chdir(working_directory.c_str()) != 0) ::_exit(126);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  run_result result;
+  detail::drain(out_pipe[0], err_pipe[0], result);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    REQUIRE(errno == EINTR);
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+#ifdef AGENTSDB_BIN
+/// Runs the agentsdb binary this test suite was built with (tests/CMakeLists.txt
+/// defines AGENTSDB_BIN when the CLI is part of the build).
+inline run_result agentsdb(const std::vector<std::string>& arguments, const std::string& working_directory = {}) {
+  return run(AGENTSDB_BIN, arguments, working_directory);
+}
+#endif
+
+/// The whole contents of `path`; fails the test when it cannot be read.
+inline std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+/// Creates (or replaces) `path` with `bytes`, creating missing parent folders.
+inline void write_file(const std::filesystem::path& path, std::string_view bytes) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE_MESSAGE(out.good(), "cannot write " << path);
+}
+
+/// The names of the entries directly in `directory`, sorted.
+inline std::vector<std::string> list_directory(const std::filesystem::path& directory) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// The path of a shared AGDB fixture, or nullopt (saying so) when the fixtures
+/// are absent. $AGENTCTX_AGDB_FIXTURES overrides the configured folder.
+inline std::optional<std::string> agdb_fixture(std::string_view name) {
+  std::string folder = std::string(AGENTCTX_SHARED_FIXTURES) + "/agdb";
+  if (const char* env = std::getenv("AGENTCTX_AGDB_FIXTURES"); env != nullptr && *env != '\0') folder = env;
+  std::string path = folder + "/" + std::string(name);
+  if (!std::filesystem::is_regular_file(path)) {
+    MESSAGE("skipping: AGDB fixture not found at " << path);
+    return std::nullopt;
+  }
+  return path;
+}
+
+}  // namespace cli_test

@@ -1,0 +1,157 @@
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <ctime>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "agentctx/core/time.hpp"
+
+using agentctx::format_rfc3339_utc_ms;
+using agentctx::max_rfc3339_unix_ms;
+using agentctx::parse_rfc3339_utc_ms;
+
+TEST_CASE("formatting shows UTC with three fraction digits") {
+  struct row {
+    std::uint64_t unix_ms;
+    std::string text;
+  };
+  const std::vector<row> rows = {
+      {0, "1970-01-01T00:00:00.000Z"},
+      {1, "1970-01-01T00:00:00.001Z"},
+      {86'399'999, "1970-01-01T23:59:59.999Z"},
+      {951'782'400'000, "2000-02-29T00:00:00.000Z"},   // leap day of a year divisible by 400
+      {1'709'164'800'000, "2024-02-29T00:00:00.000Z"},
+      {1'709'251'199'999, "2024-02-29T23:59:59.999Z"},
+      {1'765'534'272'123, "2025-12-12T10:11:12.123Z"},
+      {4'107'456'000'000, "2100-02-28T00:00:00.000Z"},
+      {4'107'542'400'000, "2100-03-01T00:00:00.000Z"},  // one day later: 2100 is not a leap year
+      {max_rfc3339_unix_ms, "9999-12-31T23:59:59.999Z"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.unix_ms);
+    CHECK(format_rfc3339_utc_ms(r.unix_ms) == r.text);
+  }
+}
+
+TEST_CASE("formatting clamps instants after year 9999") {
+  CHECK(format_rfc3339_utc_ms(max_rfc3339_unix_ms + 1) == "9999-12-31T23:59:59.999Z");
+  CHECK(format_rfc3339_utc_ms(std::numeric_limits<std::uint64_t>::max()) == "9999-12-31T23:59:59.999Z");
+}
+
+TEST_CASE("formatting agrees with gmtime_r") {
+  std::mt19937_64 generator(11);
+  for (int i = 0; i < 2000; ++i) {
+    const std::uint64_t unix_ms = generator() % (max_rfc3339_unix_ms + 1);
+    const auto seconds = static_cast<std::time_t>(unix_ms / 1000);
+    std::tm civil{};
+    REQUIRE(gmtime_r(&seconds, &civil) != nullptr);
+    char expected[32];
+    REQUIRE(std::strftime(expected, sizeof expected, "%Y-%m-%dT%H:%M:%S", &civil) == 19);
+    CAPTURE(unix_ms);
+    CHECK(format_rfc3339_utc_ms(unix_ms).substr(0, 19) == expected);
+  }
+}
+
+TEST_CASE("parsing accepts RFC 3339 timestamps and converts offsets to UTC") {
+  struct row {
+    const char* text;
+    std::uint64_t unix_ms;
+  };
+  const std::vector<row> rows = {
+      {"1970-01-01T00:00:00Z", 0},
+      {"1970-01-01T00:00:00.000Z", 0},
+      {"1970-01-01T01:00:00+01:00", 0},
+      {"2025-12-12T10:11:12.123Z", 1'765'534'272'123},
+      {"2025-12-12t10:11:12.123z", 1'765'534'272'123},
+      {"2025-12-12T10:11:12.123+00:00", 1'765'534'272'123},
+      {"2025-12-12T10:11:12.123-00:00", 1'765'534'272'123},
+      {"2025-12-12T11:11:12.123+01:00", 1'765'534'272'123},
+      {"2025-12-12T05:41:12.123-04:30", 1'765'534'272'123},
+      {"2025-12-13T09:41:12.123+23:30", 1'765'534'272'123},
+      {"2025-12-12T10:11:12Z", 1'765'534'272'000},
+      {"2025-12-12T10:11:12.1Z", 1'765'534'272'100},
+      {"2025-12-12T10:11:12.12Z", 1'765'534'272'120},
+      {"2025-12-12T10:11:12.123456789Z", 1'765'534'272'123},  // truncated, not rounded
+      {"2025-12-12T10:11:12.999999999Z", 1'765'534'272'999},
+      {"2025-12-31T23:30:00-01:00", 1'767'227'400'000},        // crosses into 2026
+      {"2000-02-29T12:00:00Z", 951'825'600'000},
+      {"2024-02-29T00:00:00Z", 1'709'164'800'000},
+      {"1972-06-30T23:59:59Z", 78'796'799'000},
+      {"9999-12-31T23:59:59.999Z", max_rfc3339_unix_ms},
+      {"9999-12-31T23:59:59.999-01:00", max_rfc3339_unix_ms + 3'600'000},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.text);
+    auto parsed = parse_rfc3339_utc_ms(r.text);
+    REQUIRE(parsed.has_value());
+    CHECK(*parsed == r.unix_ms);
+  }
+}
+
+TEST_CASE("parsing rejects malformed text and impossible dates") {
+  const std::vector<const char*> rows = {
+      "",
+      "2025-02-30T00:00:00Z",            // February has 28 days in 2025
+      "2023-02-29T00:00:00Z",            // 2023 is not a leap year
+      "1900-02-29T00:00:00Z",            // divisible by 100, not by 400
+      "2100-02-29T00:00:00Z",
+      "2025-04-31T00:00:00Z",
+      "2025-13-01T00:00:00Z",
+      "2025-00-10T00:00:00Z",
+      "2025-01-00T00:00:00Z",
+      "2025-01-32T00:00:00Z",
+      "2025-01-01T24:00:00Z",            // hour 24
+      "2025-01-01T23:60:00Z",
+      "2025-01-01T23:59:60Z",            // leap second
+      "2025-01-01T00:00:00",             // no offset
+      "2025-01-01 00:00:00Z",            // space instead of T
+      "2025-01-01T00:00Z",               // no seconds
+      "2025-01-01T00:00:00.Z",           // empty fraction
+      "2025-01-01T00:00:00.1234567890Z", // ten fraction digits
+      "2025-01-01T00:00:00,5Z",
+      "2025-01-01T00:00:00+01:60",
+      "2025-01-01T00:00:00+24:00",
+      "2025-01-01T00:00:00+0100",
+      "2025-01-01T00:00:00+01",
+      "2025-01-01T00:00:00Z ",
+      " 2025-01-01T00:00:00Z",
+      "2025-01-01T00:00:00ZZ",
+      "25-01-01T00:00:00Z",
+      "2025-1-01T00:00:00Z",
+      "+2025-01-01T00:00:00Z",
+      "2025-01-01T0a:00:00Z",
+      "1969-12-31T23:59:59.999Z",        // before the Unix epoch
+      "1970-01-01T00:30:00+01:00",
+      "0000-01-01T00:00:00Z",
+  };
+  for (const char* text : rows) {
+    CAPTURE(text);
+    auto parsed = parse_rfc3339_utc_ms(text);
+    REQUIRE_FALSE(parsed.has_value());
+    CHECK(parsed.error().code == agentctx::errc::invalid_argument);
+    CHECK(parsed.error().message.find("invalid RFC 3339 timestamp") == 0);
+  }
+}
+
+TEST_CASE("format and parse round-trip") {
+  std::mt19937_64 generator(5);
+  for (int i = 0; i < 20000; ++i) {
+    // Half over the whole range, half near today where real data lives.
+    const std::uint64_t unix_ms = i % 2 == 0 ? generator() % (max_rfc3339_unix_ms + 1)
+                                             : 1'700'000'000'000 + generator() % 100'000'000'000;
+    const std::string text = format_rfc3339_utc_ms(unix_ms);
+    CAPTURE(text);
+    auto parsed = parse_rfc3339_utc_ms(text);
+    REQUIRE(parsed.has_value());
+    CHECK(*parsed == unix_ms);
+  }
+}
+
+TEST_CASE("now_unix_ms is a plausible current time") {
+  const std::uint64_t now = agentctx::now_unix_ms();
+  CHECK(now > *parse_rfc3339_utc_ms("2025-01-01T00:00:00Z"));
+  CHECK(now < max_rfc3339_unix_ms);
+}

@@ -2,10 +2,12 @@
 // written, each figure next to a baseline measured in the same run.
 //
 // The program builds a synthetic layer (by default 100,000 chunks with
-// 384-dimensional f32 embeddings, about 190 MB: markdown-like contents of a
-// few hundred bytes with some non-ASCII text, six kinds, both authors, zero to
-// three sources per chunk, a layer metadata blob) in a fresh directory made by
-// mkdtemp under $TMPDIR (or /tmp), removed when the program ends. It prints:
+// 384-dimensional f32 embeddings, about 208 MB of which 154 MB are embedding
+// values: markdown-like contents of 150 to 650 bytes with some non-ASCII
+// text, six kinds, both authors, zero to three sources per chunk, a layer
+// metadata blob; the same bytes every run) in a fresh directory made by
+// mkdtemp under $TMPDIR (or /tmp), removed when the program ends (also on
+// errors and when its output pipe closes; not when it is killed). It prints:
 //
 //   open      layer_reader::open of the layer file, median of many opens, in
 //             microseconds, at 1%, 10% and 100% of the chunk count. Baseline:
@@ -25,11 +27,18 @@
 //             rename + fsync of the directory (both parts shown). Goal: within
 //             1.5x of the floor.
 //
-// A "parts" section follows with figures that explain the ones above: the
-// structure check alone (layer_reader::from_bytes on the mapped bytes), the
-// bytes validate() reads (it skips the embedding values, so its MB/s over the
-// whole file can exceed the sequential read speed), and the CPU time of
-// planning a write (string interning, UTF-8 checks, record layout).
+// A "parts" section follows with figures that explain the ones above:
+//   - per open: page faults, the mapping floor touching every page open()
+//     reads (header, section table, each section header), and the structure
+//     check alone (layer_reader::from_bytes on already mapped bytes);
+//   - the bytes validate() reads (it skips the embedding values, so its MB/s
+//     over the whole file can exceed the sequential read speed);
+//   - CPU time next to wall time for validate, the read and the writes (on a
+//     busy machine wall time includes waiting for a CPU; the program prints
+//     the load average), and the CPU time of planning a write (interning,
+//     UTF-8 checks, record layout: detail::plan_layer), which the raw floor
+//     does not pay;
+//   - every write run, to show the spread.
 //
 // Each goal is printed with PASS or MISS. Figures vary by machine, so a MISS
 // does not change the exit status: the program exits 1 only on an error (a
@@ -40,7 +49,9 @@
 //   cmake --build build-release --target agdb_layer_bench
 //   build-release/bench/agdb_layer_bench                    # 100,000 x 384
 //   build-release/bench/agdb_layer_bench --chunks 20000 --dim 768
-//   build-release/bench/agdb_layer_bench --small            # CI smoke: 2,000 x 64, once
+//   build-release/bench/agdb_layer_bench --small            # CI smoke: 2,000 x 64
+// --small runs every code path on a tiny layer: 20 opens per size, every
+// other measurement once; it takes well under a second (a few under ASan).
 #include <fcntl.h>
 #include <stdlib.h>
 #include <time.h>
@@ -54,6 +65,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -66,7 +78,6 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "agentctx/agdb/embedding_profile.hpp"
@@ -79,7 +90,9 @@ namespace {
 
 namespace agdb = agentctx::agdb;
 namespace io = agentctx::io;
+using agentctx::errc;
 using agentctx::result;
+using agentctx::unexpected;
 
 constexpr double open_goal_us = 50.0;
 constexpr double validate_goal_mb_per_s = 1000.0;
@@ -103,16 +116,9 @@ struct options {
   int write_runs = 3;
 };
 
-/// What went wrong, for the one-line message main() prints.
-struct failure {
-  std::string message;
-};
-
-template <class T>
-using outcome = std::variant<T, failure>;
-
-std::string system_message(std::string_view what, const std::string& path, int error_number) {
-  return std::string(what) + " " + path + ": " + std::strerror(error_number);
+/// The error of a failed system call, like the library's: "open failed: No such file".
+unexpected system_failure(std::string_view call, const std::string& path, int error_number) {
+  return agentctx::fail(errc::io_error, std::string(call) + " failed: " + std::strerror(error_number), path);
 }
 
 // ---- command line -------------------------------------------------------------
@@ -183,11 +189,13 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
 /// A directory made by mkdtemp, removed with its contents when destroyed.
 class temporary_directory {
  public:
-  static outcome<temporary_directory> create() {
+  static result<temporary_directory> create() {
     const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/agdb_layer_bench.XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) return failure{system_message("mkdtemp", pattern, errno)};
-    return temporary_directory(std::move(pattern));
+    const std::string pattern =
+        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/agdb_layer_bench.XXXXXX";
+    std::string path = pattern;  // mkdtemp fills in the Xs, also when it fails
+    if (::mkdtemp(path.data()) == nullptr) return system_failure("mkdtemp", pattern, errno);
+    return temporary_directory(std::move(path));
   }
   temporary_directory(temporary_directory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
   temporary_directory& operator=(temporary_directory&&) = delete;
@@ -407,21 +415,21 @@ volatile unsigned touched_bytes_sink = 0;
 /// of `touch_offsets` (each first touch of a page is a page fault). Returns
 /// the seconds taken; the mapping is released afterwards, outside the timed
 /// part, as the reader's is.
-outcome<double> time_mapping_floor(const std::string& path, std::span<const std::uint64_t> touch_offsets) {
+result<double> time_mapping_floor(const std::string& path, std::span<const std::uint64_t> touch_offsets) {
   const auto start = bench_clock::now();
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return failure{system_message("open", path, errno)};
+  if (fd < 0) return system_failure("open", path, errno);
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     const int e = errno;
     ::close(fd);
-    return failure{system_message("fstat", path, e)};
+    return system_failure("fstat", path, e);
   }
   const auto length = static_cast<std::size_t>(st.st_size);
   void* address = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0);
   const int map_errno = errno;
   ::close(fd);
-  if (address == MAP_FAILED) return failure{system_message("mmap", path, map_errno)};
+  if (address == MAP_FAILED) return system_failure("mmap", path, map_errno);
   const auto* bytes = static_cast<const volatile unsigned char*>(address);
   unsigned touched = 0;
   for (std::uint64_t offset : touch_offsets) {
@@ -473,12 +481,12 @@ struct raw_write_times {
 /// The raw floor of a durable atomic file replacement: the bytes written by
 /// write() to a fresh file in `directory`, synced, renamed into place and the
 /// directory synced. No encoding, no checks, no buffering beyond the kernel's.
-outcome<raw_write_times> time_raw_write(const std::string& directory, const std::string& temporary,
+result<raw_write_times> time_raw_write(const std::string& directory, const std::string& temporary,
                                         const std::string& target, std::span<const std::byte> bytes) {
   raw_write_times times;
   const stopwatch write_watch;
   const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return failure{system_message("open", temporary, errno)};
+  if (fd < 0) return system_failure("open", temporary, errno);
   std::size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -486,26 +494,26 @@ outcome<raw_write_times> time_raw_write(const std::string& directory, const std:
     if (n <= 0) {
       const int e = n < 0 ? errno : EIO;
       ::close(fd);
-      return failure{system_message("write", temporary, e)};
+      return system_failure("write", temporary, e);
     }
     done += static_cast<std::size_t>(n);
   }
   if (::fdatasync(fd) != 0) {
     const int e = errno;
     ::close(fd);
-    return failure{system_message("fdatasync", temporary, e)};
+    return system_failure("fdatasync", temporary, e);
   }
-  if (::close(fd) != 0) return failure{system_message("close", temporary, errno)};
+  if (::close(fd) != 0) return system_failure("close", temporary, errno);
   times.write_and_sync = write_watch.stop();
 
   const stopwatch rename_watch;
-  if (::rename(temporary.c_str(), target.c_str()) != 0) return failure{system_message("rename", temporary, errno)};
+  if (::rename(temporary.c_str(), target.c_str()) != 0) return system_failure("rename", temporary, errno);
   const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return failure{system_message("open", directory, errno)};
+  if (dir_fd < 0) return system_failure("open", directory, errno);
   const int synced = ::fsync(dir_fd);
   const int sync_errno = errno;
   ::close(dir_fd);
-  if (synced != 0) return failure{system_message("fsync", directory, sync_errno)};
+  if (synced != 0) return system_failure("fsync", directory, sync_errno);
   times.rename_and_sync = rename_watch.stop();
   return times;
 }
@@ -523,19 +531,19 @@ struct open_figures {
   double faults_per_open = 0.0;   ///< minor page faults per layer_reader::open
 };
 
-outcome<open_figures> measure_open(const temporary_directory& dir, std::size_t chunks, std::uint32_t dim,
+result<open_figures> measure_open(const temporary_directory& dir, std::size_t chunks, std::uint32_t dim,
                                    int samples) {
   const std::string path = dir.file("open-" + std::to_string(chunks) + ".agdb");
   {
     const agdb::layer_contents layer = make_layer(chunks, dim);
     if (auto written = agdb::write_layer(io::default_file_system(), path, layer); !written) {
-      return failure{"write_layer: " + written.error().describe()};
+      return unexpected(written.error());
     }
   }
   std::vector<std::uint64_t> touch_offsets;
   {
     auto reader = agdb::layer_reader::open(io::default_file_system(), path);
-    if (!reader) return failure{"layer_reader::open: " + reader.error().describe()};
+    if (!reader) return unexpected(reader.error());
     touch_offsets = offsets_open_reads(*reader);
   }
   const std::uint64_t first_byte[] = {0};
@@ -551,20 +559,20 @@ outcome<open_figures> measure_open(const temporary_directory& dir, std::size_t c
     auto reader = agdb::layer_reader::open(io::default_file_system(), path);
     open_samples.push_back(seconds_since(start));
     faults += minor_page_faults() - faults_before;
-    if (!reader) return failure{"layer_reader::open: " + reader.error().describe()};
+    if (!reader) return unexpected(reader.error());
     figures.file_bytes = reader->bytes().size();
 
     const auto check_start = bench_clock::now();
     auto checked = agdb::layer_reader::from_bytes(reader->bytes(), path);
     check_samples.push_back(seconds_since(check_start));
-    if (!checked) return failure{"layer_reader::from_bytes: " + checked.error().describe()};
+    if (!checked) return unexpected(checked.error());
 
     auto floor = time_mapping_floor(path, first_byte);
-    if (auto* f = std::get_if<failure>(&floor)) return *f;
-    floor_samples.push_back(std::get<double>(floor));
+    if (!floor) return unexpected(floor.error());
+    floor_samples.push_back(*floor);
     auto touch_floor = time_mapping_floor(path, touch_offsets);
-    if (auto* f = std::get_if<failure>(&touch_floor)) return *f;
-    touch_samples.push_back(std::get<double>(touch_floor));
+    if (!touch_floor) return unexpected(touch_floor.error());
+    touch_samples.push_back(*touch_floor);
   }
   figures.open_us = median(open_samples) * 1e6;
   figures.floor_us = median(floor_samples) * 1e6;
@@ -583,22 +591,23 @@ struct validate_figures {
   elapsed read_time;
 };
 
-outcome<validate_figures> measure_validate(const agdb::layer_reader& reader, int runs) {
+result<validate_figures> measure_validate(const agdb::layer_reader& reader, int runs) {
   validate_figures figures;
   figures.file_bytes = reader.bytes().size();
   figures.bytes_read = figures.file_bytes - reader.embedding_header().data_length;
   // Warm the whole mapping (and validate's code) before timing anything.
   volatile std::uint64_t checksum = sum_bytes(reader.bytes());
   if (auto violations = agdb::validate(reader, 10); !violations.empty()) {
-    return failure{"validate: the written layer does not conform: " +
-                   agdb::to_error(violations[0], reader.path()).describe()};
+    return unexpected(agdb::to_error(violations[0], reader.path()));
   }
   std::vector<elapsed> validate_samples, read_samples;
   for (int i = 0; i < runs; ++i) {
     const stopwatch validate_watch;
     const std::size_t violation_count = agdb::validate(reader, 10).size();
     validate_samples.push_back(validate_watch.stop());
-    if (violation_count != 0) return failure{"validate: violations appeared on a later run"};
+    if (violation_count != 0) {
+      return agentctx::fail(errc::corrupt, "validate found violations on a later run", reader.path());
+    }
 
     const stopwatch read_watch;
     checksum = checksum + sum_bytes(reader.bytes());
@@ -610,17 +619,15 @@ outcome<validate_figures> measure_validate(const agdb::layer_reader& reader, int
 }
 
 struct write_figures {
-  std::uint64_t file_bytes = 0;
   elapsed write_layer_time;
   raw_write_times floor;  ///< medians of each part
   elapsed plan_time;
   std::vector<double> write_layer_walls, floor_walls;  ///< every run, in order
 };
 
-outcome<write_figures> measure_write(const temporary_directory& dir, const agdb::layer_contents& layer,
+result<write_figures> measure_write(const temporary_directory& dir, const agdb::layer_contents& layer,
                                      std::span<const std::byte> layer_bytes, int runs) {
   write_figures figures;
-  figures.file_bytes = layer_bytes.size();
   std::vector<elapsed> layer_samples, plan_samples, raw_write_samples, raw_rename_samples;
   std::error_code ignored;
   const std::string target = dir.file("written.agdb");
@@ -629,40 +636,37 @@ outcome<write_figures> measure_write(const temporary_directory& dir, const agdb:
 
   // Each file is removed right after its run, so every run finds the page
   // cache in the same state; this untimed run sets that state up.
-  if (auto warm_up = time_raw_write(dir.path(), raw_temporary, raw_target, layer_bytes);
-      auto* f = std::get_if<failure>(&warm_up)) {
-    return *f;
-  }
+  AGENTCTX_TRY(time_raw_write(dir.path(), raw_temporary, raw_target, layer_bytes));
   std::filesystem::remove(raw_target, ignored);
 
-  auto time_layer = [&]() -> std::optional<failure> {
+  auto time_layer = [&]() -> result<void> {
     const stopwatch watch;
     auto written = agdb::write_layer(io::default_file_system(), target, layer);
     layer_samples.push_back(watch.stop());
-    if (!written) return failure{"write_layer: " + written.error().describe()};
+    if (!written) return unexpected(written.error());
     if (std::filesystem::file_size(target, ignored) != layer_bytes.size()) {
-      return failure{"write_layer wrote " + target + " with a size other than the first layer's"};
+      return agentctx::fail(errc::corrupt, "write_layer wrote a file of another size than the first time", target);
     }
     std::filesystem::remove(target, ignored);
-    return std::nullopt;
+    return {};
   };
-  auto time_raw = [&]() -> std::optional<failure> {
+  auto time_raw = [&]() -> result<void> {
     auto raw = time_raw_write(dir.path(), raw_temporary, raw_target, layer_bytes);
-    if (auto* f = std::get_if<failure>(&raw)) return *f;
-    raw_write_samples.push_back(std::get<raw_write_times>(raw).write_and_sync);
-    raw_rename_samples.push_back(std::get<raw_write_times>(raw).rename_and_sync);
+    if (!raw) return unexpected(raw.error());
+    raw_write_samples.push_back(raw->write_and_sync);
+    raw_rename_samples.push_back(raw->rename_and_sync);
     std::filesystem::remove(raw_target, ignored);
-    return std::nullopt;
+    return {};
   };
   for (int i = 0; i < runs; ++i) {
     // Alternate the order so that neither always runs right after the other.
-    if (auto f = i % 2 == 0 ? time_raw() : time_layer()) return *f;
-    if (auto f = i % 2 == 0 ? time_layer() : time_raw()) return *f;
+    AGENTCTX_TRY(i % 2 == 0 ? time_raw() : time_layer());
+    AGENTCTX_TRY(i % 2 == 0 ? time_layer() : time_raw());
 
     const stopwatch plan_watch;
     auto plan = agdb::detail::plan_layer(layer);
     plan_samples.push_back(plan_watch.stop());
-    if (!plan) return failure{"plan_layer: " + plan.error().describe()};
+    if (!plan) return unexpected(plan.error());
   }
   figures.write_layer_time = median(layer_samples);
   figures.floor.write_and_sync = median(raw_write_samples);
@@ -679,9 +683,7 @@ outcome<write_figures> measure_write(const temporary_directory& dir, const agdb:
 
 const char* verdict(bool met) { return met ? "PASS" : "MISS"; }
 
-void print_rule() {
-  std::puts("-----------------------------------------------------------------------------------------------------------");
-}
+void print_rule() { std::puts(std::string(107, '-').c_str()); }
 
 void print_row(const std::string& figure, const std::string& measured, const std::string& baseline,
                const std::string& goal, const char* outcome_text) {
@@ -772,7 +774,8 @@ void print_report(const options& o, const std::vector<open_figures>& opens, cons
   std::printf("  sequential read: wall %.1f ms, CPU %.1f ms (%.0f MB/s per CPU second)\n", v.read_time.wall * 1e3,
               v.read_time.cpu * 1e3, megabytes(v.file_bytes) / v.read_time.cpu);
   std::printf("  raw floor: write()+fdatasync+close wall %.1f ms (CPU %.1f ms), rename+directory fsync %.2f ms\n",
-              w.floor.write_and_sync.wall * 1e3, w.floor.write_and_sync.cpu * 1e3, w.floor.rename_and_sync.wall * 1e3);
+              w.floor.write_and_sync.wall * 1e3, w.floor.write_and_sync.cpu * 1e3,
+              w.floor.rename_and_sync.wall * 1e3);
   std::printf("  write_layer: wall %.1f ms, CPU %.1f ms; of which planning (interning, UTF-8 checks, layout) "
               "wall %.1f ms, CPU %.1f ms\n",
               w.write_layer_time.wall * 1e3, w.write_layer_time.cpu * 1e3, w.plan_time.wall * 1e3,
@@ -783,18 +786,18 @@ void print_report(const options& o, const std::vector<open_figures>& opens, cons
               o.write_runs);
 }
 
-int report_failure(const failure& f) {
-  std::fprintf(stderr, "agdb_layer_bench: error: %s\n", f.message.c_str());
+int report_failure(const agentctx::error& e) {
+  std::fprintf(stderr, "agdb_layer_bench: error: %s\n", e.describe().c_str());
   return 1;
 }
 
 int run(const options& o) {
   auto made = temporary_directory::create();
-  if (auto* f = std::get_if<failure>(&made)) return report_failure(*f);
-  const temporary_directory& dir = std::get<temporary_directory>(made);
+  if (!made) return report_failure(made.error());
+  const temporary_directory& dir = *made;
 
   std::printf("agdb_layer_bench: %s chunks x %u dims f32 in %s%s\n", with_commas(o.chunks).c_str(), o.dim,
-              dir.path().c_str(), o.small ? " (--small: every measurement once)" : "");
+              dir.path().c_str(), o.small ? " (--small: a smoke test, single runs)" : "");
   print_machine_note();
   std::fflush(stdout);
 
@@ -804,10 +807,10 @@ int run(const options& o) {
   const double build_seconds = seconds_since(build_start);
   const std::string layer_path = dir.file("layer.agdb");
   if (auto written = agdb::write_layer(io::default_file_system(), layer_path, layer); !written) {
-    return report_failure({"write_layer: " + written.error().describe()});
+    return report_failure(written.error());
   }
   auto reader = agdb::layer_reader::open(io::default_file_system(), layer_path);
-  if (!reader) return report_failure({"layer_reader::open: " + reader.error().describe()});
+  if (!reader) return report_failure(reader.error());
   const std::uint64_t file_bytes = reader->bytes().size();
   const std::uint64_t embedding_bytes = reader->embedding_header().data_length;
   std::printf("layer: %.1f MB (embeddings %.1f MB, strings/chunks/relationships/metadata %.1f MB), "
@@ -826,20 +829,23 @@ int run(const options& o) {
   std::vector<open_figures> opens;
   for (std::size_t size : open_sizes) {
     auto measured = measure_open(dir, size, o.dim, o.open_samples);
-    if (auto* f = std::get_if<failure>(&measured)) return report_failure(*f);
-    opens.push_back(std::get<open_figures>(measured));
+    if (!measured) return report_failure(measured.error());
+    opens.push_back(*measured);
   }
   auto validated = measure_validate(*reader, o.validate_runs);
-  if (auto* f = std::get_if<failure>(&validated)) return report_failure(*f);
+  if (!validated) return report_failure(validated.error());
   auto wrote = measure_write(dir, layer, reader->bytes(), o.write_runs);
-  if (auto* f = std::get_if<failure>(&wrote)) return report_failure(*f);
-  print_report(o, opens, std::get<validate_figures>(validated), std::get<write_figures>(wrote));
+  if (!wrote) return report_failure(wrote.error());
+  print_report(o, opens, *validated, *wrote);
   return 0;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Piped into `head`, the program must still reach the end and remove its
+  // temporary directory instead of dying of SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   int exit_code = 0;
   const std::optional<options> o = parse_options(argc, argv, exit_code);
   if (!o) return exit_code;

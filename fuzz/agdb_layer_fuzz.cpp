@@ -28,7 +28,13 @@
 //   empty.agdb               0 chunks, dim 2, metadata {}
 //   minor_version.agdb       1 chunk, dim 1, version_minor 3, metadata
 //                            naming an embedding profile
-// plus any regression inputs found by fuzzing (named regression_*).
+// and the inputs fuzzing found bugs with, named regression_*:
+//   regression_dim_zero.agdb an empty layer whose matrix has dim 0 (and
+//                            row_count 2^57, data_length 0): validate()
+//                            accepts it, although docs/format/agdb.md rule 9
+//                            requires dim > 0, and encode_layer() rejects
+//                            what read_layer_contents() returns, so the round
+//                            trip traps until validate() reports dim 0.
 // agdb_layer_fuzz.dict lists the format's magic, section kinds and common
 // field values.
 //
@@ -68,7 +74,9 @@ constexpr std::uint64_t max_materialised_values = std::uint64_t{1} << 20;
 volatile std::uint64_t observed = 0;
 
 void observe(std::uint64_t value) { observed = observed + value; }
-void observe(std::string_view text) { observe(text.size() + (text.empty() ? 0u : static_cast<unsigned char>(text[0]))); }
+void observe(std::string_view text) {
+  observe(text.size() + (text.empty() ? 0u : static_cast<unsigned char>(text[0])));
+}
 void observe(float value) { observe(static_cast<std::uint64_t>(value == value ? 1 : 2)); }
 
 [[noreturn]] void library_bug() { __builtin_trap(); }
@@ -107,7 +115,9 @@ void read_every_element(const agdb::layer_reader& reader) {
   if (auto json = reader.metadata_json()) observe(*json);
   if (auto summary = agdb::summarize_layer(reader)) observe(std::uint64_t{summary->kinds.size()});
   if (reader.chunk_count() != 0) {
-    if (auto details = agdb::describe_chunk(reader, reader.record(0).id)) observe(std::uint64_t{details->sources.size()});
+    if (auto details = agdb::describe_chunk(reader, reader.record(0).id)) {
+      observe(std::uint64_t{details->sources.size()});
+    }
   }
 }
 

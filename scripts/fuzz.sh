@@ -36,9 +36,11 @@ for t in "${targets[@]}"; do
   mkdir -p "$corpus"
   seeds=()
   [[ -d "$root/fuzz/seeds/$t" ]] && seeds+=("$root/fuzz/seeds/$t")
+  dict=()
+  [[ -f "$root/fuzz/$t.dict" ]] && dict=(-dict="$root/fuzz/$t.dict")
   log="$build/$t.log"
   if "$bin" -max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=2048 \
-       -artifact_prefix="$build/$t-" "$corpus" "${seeds[@]}" >"$log" 2>&1; then
+       -artifact_prefix="$build/$t-" "${dict[@]}" "$corpus" "${seeds[@]}" >"$log" 2>&1; then
     runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
     echo "fuzz: $t ran clean for ${seconds}s: $runs executions"
   else

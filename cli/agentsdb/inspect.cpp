@@ -67,7 +67,7 @@ void write_summary_json(agentctx::json::writer& w, const agdb::layer_summary& s)
   }
   w.key("embedding_profile");
   if (s.profile) {
-    write_profile_json(w, *s.profile);
+    agdb::write_embedding_profile(w, *s.profile);
   } else {
     w.value(nullptr);
   }

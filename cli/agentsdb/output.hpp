@@ -63,12 +63,6 @@ inline void write_json_or_string(agentctx::json::writer& w, std::string_view tex
   }
 }
 
-inline void write_profile_json(agentctx::json::writer& w, const agentctx::agdb::embedding_profile& p) {
-  w.begin_object();
-  agentctx::agdb::detail::write_embedding_profile_members(w, p);
-  w.end_object();
-}
-
 /// A chunk as a JSON object, field names as in the reference's export format.
 inline void write_chunk_json(agentctx::json::writer& w, const agentctx::agdb::chunk_view& c,
                              const std::vector<agentctx::agdb::source_ref>& sources,

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "support/fixture_paths.hpp"
+
 #include <array>
 #include <bit>
 #include <cstdint>
@@ -198,9 +200,7 @@ namespace {
 // Opens a reference fixture from $AGENTCTX_AGDB_FIXTURES, else from the
 // build's AGENTCTX_SHARED_FIXTURES + "/agdb"; nullopt, saying so, when absent.
 std::optional<agdb::layer_reader> open_reference_fixture(const std::string& name) {
-  const char* from_environment = std::getenv("AGENTCTX_AGDB_FIXTURES");
-  const std::string directory =
-      from_environment != nullptr ? std::string(from_environment) : std::string(AGENTCTX_SHARED_FIXTURES) + "/agdb";
+  const std::string directory = test_support::agdb_fixture_dir();
   std::error_code ignored;
   if (!std::filesystem::is_directory(directory, ignored)) {
     MESSAGE("skipping: AGDB reference fixtures not found at " << directory << " (set AGENTCTX_AGDB_FIXTURES)");

@@ -2,6 +2,8 @@
 // checks every fact published in the fixtures' README. The fixtures live
 // outside the repository: these tests skip, saying so, when they are absent.
 #include <doctest/doctest.h>
+
+#include "support/fixture_paths.hpp"
 #include <simdjson.h>
 
 #include <cstdlib>
@@ -22,10 +24,7 @@ using agentctx::agdb::source_ref;
 
 namespace {
 
-std::string fixture_dir() {
-  if (const char* env = std::getenv("AGENTCTX_AGDB_FIXTURES"); env != nullptr && *env != '\0') return env;
-  return std::string(AGENTCTX_SHARED_FIXTURES) + "/agdb";
-}
+std::string fixture_dir() { return test_support::agdb_fixture_dir(); }
 
 /// The fixture opened from a copy of its bytes, or nullopt (with a message) when absent.
 std::optional<layer_reader> open_fixture(const std::string& name) {

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "support/fixture_paths.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -11,6 +13,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agentctx/agdb/layer_reader.hpp"
@@ -123,12 +126,7 @@ std::vector<std::string> all_strings(const agdb::layer_reader& reader) {
   return strings;
 }
 
-std::string fixtures_folder() {
-  if (const char* from_env = std::getenv("AGENTCTX_AGDB_FIXTURES"); from_env != nullptr && *from_env != '\0') {
-    return from_env;
-  }
-  return std::string(AGENTCTX_SHARED_FIXTURES) + "/agdb";
-}
+std::string fixtures_folder() { return test_support::agdb_fixture_dir(); }
 
 }  // namespace
 
@@ -239,8 +237,9 @@ TEST_CASE("interning keeps first-seen ids while its table grows") {
   std::vector<std::string> expected;
   for (std::uint32_t id = 1; id <= 10; ++id) {
     agdb::chunk c = make_chunk(id, "kind" + std::to_string(id % 3), "content " + std::to_string(id), "mcp", 0.5f, 0);
-    for (int s = 0; s < 100; ++s) c.sources.push_back(agdb::source_ref::to_string("file" + std::to_string(s) + ".md:" +
-                                                                                   std::to_string(id % 2)));
+    for (int s = 0; s < 100; ++s) {
+      c.sources.push_back(agdb::source_ref::to_string("file" + std::to_string(s) + ".md:" + std::to_string(id % 2)));
+    }
     for (const std::string& text : {c.kind, c.content, c.author}) {
       if (std::find(expected.begin(), expected.end(), text) == expected.end()) expected.push_back(text);
     }
@@ -279,6 +278,35 @@ TEST_CASE("rel_start counts the relationships written before the chunk, with or 
   REQUIRE(reader.has_value());
   CHECK_FALSE(reader->has_relationships());
   for (std::size_t i = 0; i < 4; ++i) CHECK(reader->record(i).rel_start == 0);
+}
+
+TEST_CASE("the worked example of docs/format/agdb.md is what encode_layer produces") {
+  // Golden bytes: a change here changes the format document and breaks
+  // byte-compatibility with files already written.
+  agdb::layer_contents layer;
+  layer.chunks.push_back(make_chunk(1, "note", "hello", "human", 1.0f, 1700000000000ull));
+  layer.chunks.push_back(
+      make_chunk(7, "note", "world", "mcp", 0.5f, 1700000001000ull, {agdb::source_ref::to_string("a.md:3")}));
+  layer.embeddings.dim = 4;
+  layer.embeddings.f32_values = {1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.6f, -0.8f, 0.0f};
+  const std::string_view expected_hex =
+      "4147444201000000fc010000000000000400000000000000280000000000000000000000000000000100000000000000"
+      "88000000000000009c000000000000000200000000000000240100000000000078000000000000000400000000000000"
+      "9c0100000000000018000000000000000300000000000000b40100000000000048000000000000000600000000000000"
+      "a80000000000000008010000000000001c00000000000000000000000000000004000000000000000400000000000000"
+      "0500000000000000090000000000000005000000000000000e0000000000000005000000000000001300000000000000"
+      "0300000000000000160000000000000006000000000000006e6f746568656c6c6f68756d616e776f726c646d6370612e"
+      "6d643a3302000000000000003401000000000000010000000100000002000000030000000000803f0068e5cf8b010000"
+      "010000000000000000000000000000000000000000000000070000000100000004000000050000000000003fe86be5cf"
+      "8b0100000200000000000000000000000000000001000000000000000100000000000000ac0100000000000002000000"
+      "0600000002000000000000000400000001000000dc0100000000000020000000000000000000803f000000000000803f"
+      "000000000000000000000000000000009a99193fcdcc4cbf00000000";
+  std::vector<std::byte> expected;
+  for (std::size_t i = 0; i + 1 < expected_hex.size(); i += 2) {
+    expected.push_back(static_cast<std::byte>(std::stoi(std::string(expected_hex.substr(i, 2)), nullptr, 16)));
+  }
+  REQUIRE(expected.size() == 508);
+  CHECK(encode(layer) == expected);
 }
 
 TEST_CASE("encode_layer is deterministic and stable under decode and re-encode") {

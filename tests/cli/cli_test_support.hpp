@@ -3,6 +3,8 @@
 // output, standard error and exit code separately, and read and write files.
 #pragma once
 
+#include "support/fixture_paths.hpp"
+
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -141,8 +143,7 @@ inline std::vector<std::string> list_directory(const std::filesystem::path& dire
 /// The path of a shared AGDB fixture, or nullopt (saying so) when the fixtures
 /// are absent. $AGENTCTX_AGDB_FIXTURES overrides the configured folder.
 inline std::optional<std::string> agdb_fixture(std::string_view name) {
-  std::string folder = std::string(AGENTCTX_SHARED_FIXTURES) + "/agdb";
-  if (const char* env = std::getenv("AGENTCTX_AGDB_FIXTURES"); env != nullptr && *env != '\0') folder = env;
+  const std::string folder = test_support::agdb_fixture_dir();
   std::string path = folder + "/" + std::string(name);
   if (!std::filesystem::is_regular_file(path)) {
     MESSAGE("skipping: AGDB fixture not found at " << path);

@@ -68,14 +68,20 @@ inline void write_embedding_profile_members(json::writer& out, const embedding_p
 
 }  // namespace detail
 
+/// Writes the profile as a JSON object where `out` expects a value, keys in
+/// the reference's order (backend, model, revision, dim, output_norm).
+inline void write_embedding_profile(json::writer& out, const embedding_profile& profile) {
+  out.begin_object();
+  detail::write_embedding_profile_members(out, profile);
+  out.end_object();
+}
+
 /// The profile as compact JSON, keys in the reference's order:
 /// {"backend":"hash","model":null,"revision":null,"dim":128,"output_norm":"none"}.
 inline std::string profile_json(const embedding_profile& profile) {
   std::string out;
   json::writer writer(out);
-  writer.begin_object();
-  detail::write_embedding_profile_members(writer, profile);
-  writer.end_object();
+  write_embedding_profile(writer, profile);
   return out;
 }
 
@@ -91,9 +97,8 @@ inline std::string layer_metadata_json(const embedding_profile& profile, std::st
   json::writer writer(out);
   writer.begin_object();
   writer.key("v").value(layer_metadata_schema_version);
-  writer.key("embedding_profile").begin_object();
-  detail::write_embedding_profile_members(writer, profile);
-  writer.end_object();
+  writer.key("embedding_profile");
+  write_embedding_profile(writer, profile);
   writer.key("cache_key_alg").value(cache_key_algorithm);
   writer.key("embedder_metadata").raw(embedder_metadata_json);
   writer.key("tool_name").value(tool_name);

@@ -256,7 +256,10 @@ class layer_reader {
 /// strings and sources resolved, chunk i's embedding row as row i of the
 /// output matrix, the metadata blob and version_minor. Fails with the first
 /// error an accessor reports (a chunk's bad embedding_row gives
-/// errc::invalid_id at the record's embedding_row field).
+/// errc::invalid_id at the record's embedding_row field). A layer with more
+/// chunks than embedding rows fails with errc::unsupported: the output holds
+/// one row per chunk, and bounding it by the stored matrix keeps a small
+/// hostile file from demanding memory quadratic in its size.
 result<layer_contents> read_layer_contents(const layer_reader& reader);
 
 }  // namespace agentctx::agdb

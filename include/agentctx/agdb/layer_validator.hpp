@@ -265,6 +265,10 @@ inline void validate_embeddings(const layer_reader& reader, violation_sink& sink
   const embedding_matrix_header& h = reader.embedding_header();
   const std::uint64_t at = reader.sections()[*reader.find_section(section_kind::embedding_matrix)].offset;
   const float scale = h.quant_scale;
+  if (h.dim == 0) {
+    // A zero-width matrix embeds nothing and cannot be searched or re-encoded.
+    sink.add(errc::invalid_value, at + 8, "embedding dim is 0, must be greater than zero");
+  }
   if (h.element_type == static_cast<std::uint32_t>(element_type::f32)) {
     if (scale != 1.0f) {
       sink.add(errc::invalid_value, at + 32, "quant_scale of an f32 matrix is " + std::to_string(scale) + ", must be 1.0");

@@ -322,8 +322,15 @@ inline result<layer_contents> read_layer_contents(const layer_reader& reader) {
   const std::size_t n = reader.chunk_count();
   const std::size_t dim = m.dim;
   const bool f32 = out.embeddings.type == element_type::f32;
-  // With one row per chunk the output is exactly the stored matrix; otherwise
-  // (rows shared or missing) it grows only as far as valid rows are found.
+  // layer_contents keeps one row per chunk. When chunks share rows that copy
+  // could be quadratic in the file size (many chunks x one huge row), so such
+  // layers are refused rather than letting a small file demand gigabytes.
+  if (n > m.row_count) {
+    return fail(errc::unsupported,
+                std::to_string(n) + " chunks share " + std::to_string(m.row_count) +
+                    " embedding rows; layer_contents needs one row per chunk",
+                reader.name(), reader.sections()[*reader.find_section(section_kind::embedding_matrix)].offset);
+  }
   if (m.row_count == n) {
     if (f32) out.embeddings.f32_values.reserve(n * dim);
     else out.embeddings.i8_values.reserve(n * dim);

@@ -24,7 +24,7 @@ echo "\$ agentsdb validate build/demo/AGENTS.db"
 echo
 echo "\$ agentsdb inspect build/demo/AGENTS.db"
 "$agentsdb" inspect "$out/AGENTS.db"
-first_id=$("$agentsdb" inspect "$out/AGENTS.db" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["chunks"][0]["id"])')
+first_id=$("$agentsdb" inspect "$out/AGENTS.db" --list --limit 1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["chunks"][0]["id"])')
 echo
 echo "\$ agentsdb inspect build/demo/AGENTS.db --id $first_id"
 "$agentsdb" inspect "$out/AGENTS.db" --id "$first_id"

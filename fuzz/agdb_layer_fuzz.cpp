@@ -15,7 +15,12 @@
 //      them again gives the same bytes. A failure there means the reader,
 //      the validator and the writer disagree about what a valid layer is,
 //      which is a bug: the target traps (__builtin_trap) so libFuzzer keeps
-//      the input.
+//      the input;
+//   5. the layer is searched as the base of a layer_stack (vector and hybrid
+//      modes, default and explicit kind filters): every row is scored, the
+//      visibility (overrides, tombstones) computed, the hits resolved. Errors
+//      are fine on a damaged layer; on one validate() accepts, a stack that
+//      builds must answer every query (else the target traps).
 // Work per input is capped (values converted per row, rows materialised by
 // read_layer_contents) so that small inputs run in microseconds.
 //
@@ -55,6 +60,8 @@
 #include <vector>
 
 #include "agentctx/agdb/layer_reader.hpp"
+#include "agentctx/agdb/layer_search.hpp"
+#include "agentctx/agdb/layer_stack.hpp"
 #include "agentctx/agdb/layer_summary.hpp"
 #include "agentctx/agdb/layer_validator.hpp"
 #include "agentctx/agdb/layer_writer.hpp"
@@ -142,6 +149,33 @@ void check_round_trip(const agdb::layer_reader& reader) {
   if (!encoded_again || *encoded_again != *encoded) library_bug();
 }
 
+void search(std::span<const std::byte> bytes, bool valid) {
+  auto reader = agdb::layer_reader::from_bytes(bytes, "fuzz-input");
+  if (!reader) library_bug();  // it opened once already
+  std::vector<std::pair<agdb::layer_id, agdb::layer_reader>> readers;
+  readers.emplace_back(agdb::layer_id::base, std::move(*reader));
+  auto stack = agdb::layer_stack::build(std::move(readers));
+  if (!stack) return;
+  const std::vector<float> query(stack->dim(), 0.5f);
+  agdb::layer_searcher searcher(*stack);
+  for (int variant = 0; variant < 3; ++variant) {
+    agdb::search_request request;
+    request.query_vector = query;
+    request.k = 4;
+    if (variant == 1) {
+      request.mode = agdb::search_mode::hybrid;
+      request.query_text = "the Model 42";
+    }
+    if (variant == 2) request.kinds = agdb::kind_filter({"tombstone", "meta.*", "options"});
+    auto hits = searcher.search(request);
+    if (!hits) {
+      if (valid) library_bug();
+      continue;
+    }
+    for (const auto& hit : *hits) observe(std::uint64_t{hit.chunk.id} + hit.conflicts.size());
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -151,6 +185,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::vector<agdb::violation> violations = agdb::validate(*reader);
   read_every_element(*reader);
   if (values_materialised(*reader) > max_materialised_values) return 0;
+  if (std::uint64_t{reader->embedding_header().row_count} * reader->embedding_header().dim <=
+      max_materialised_values) {
+    search(bytes, violations.empty());
+  }
   if (violations.empty()) {
     check_round_trip(*reader);
   } else if (auto contents = agdb::read_layer_contents(*reader)) {

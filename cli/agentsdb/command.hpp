@@ -57,5 +57,6 @@ inline int report_error(const agentctx::error& e) {
 void register_inspect(CLI::App& app, command_table& table);
 void register_validate(CLI::App& app, command_table& table);
 void register_compile(CLI::App& app, command_table& table);
+void register_search(CLI::App& app, command_table& table);
 
 }  // namespace agentsdb

@@ -11,11 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "agentctx/agdb/hash_embedder.hpp"
+#include "agentctx/agdb/embedder_config.hpp"
 #include "agentctx/agdb/layer_compiler.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
+#include "agentsdb/embedder_options.hpp"
 
 namespace agentsdb {
 namespace {
@@ -26,7 +27,7 @@ struct compile_cli_options {
   agdb::compile_options library;
   std::string out;
   std::string element_type = "f32";
-  std::uint32_t dim = agdb::hash_embedder::default_dim;
+  embedder_options embedder;
   bool json = false;
   bool quiet = false;
 };
@@ -71,7 +72,13 @@ int run_compile(compile_cli_options& o) {
   o.library.tool_name = "agentsdb";
   o.library.tool_version = "0.1.0";
 
-  agdb::hash_embedder embedder(o.dim);
+  auto configured = to_embedder_config(o.embedder);
+  if (!configured) return report_error(std::move(configured).error());
+  const agdb::embedder_config config = configured->value_or(agdb::hash_config(agdb::hash_embedder::default_dim));
+  auto made = agdb::make_embedder(config, agentctx::io::default_file_system());
+  if (!made) return report_error(std::move(made).error());
+  agdb::embedder& embedder = **made;
+
   agentctx::result<agdb::compile_summary> summary = [&] {
     progress_line progress(!o.quiet && ::isatty(STDOUT_FILENO) && ::isatty(STDERR_FILENO));
     return agdb::compile_layer(agentctx::io::default_file_system(), o.library, embedder, o.out,
@@ -128,10 +135,10 @@ void register_compile(CLI::App& app, command_table& table) {
   sub->add_option("--out", opts->out, "Output layer file (replaced atomically)")->required();
   sub->add_option("--element-type", opts->element_type, "Embedding storage: f32, or i8 with a scale computed from the data")
       ->capture_default_str();
-  sub->add_option("--dim", opts->dim, "Dimension of the hash embedder")->capture_default_str()->check(CLI::Range(1u, 65536u));
   sub->add_option("--max-chunk-bytes", opts->library.chunking.max_chunk_bytes, "Largest chunk in bytes")
       ->capture_default_str()
       ->check(positive_count);
+  add_embedder_options(*sub, opts->embedder);
   sub->add_flag("--json", opts->json, "Print a JSON summary (files, chunks, bytes, time)");
   sub->add_flag("-q,--quiet", opts->quiet, "Print nothing but warnings and errors");
   table.add(sub, [opts] { return run_compile(*opts); });

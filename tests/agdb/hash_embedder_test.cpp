@@ -3,9 +3,11 @@
 #include "support/fixture_paths.hpp"
 
 #include <array>
+#include <cstddef>
 #include <bit>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <span>
@@ -276,4 +278,91 @@ TEST_CASE("the delta fixture's profile is a candle profile the hash embedder doe
   REQUIRE(end != std::string_view::npos);
   const std::string_view embedder_metadata = blob.substr(begin + opening.size(), end - begin - opening.size());
   CHECK(agdb::layer_metadata_json(*profile, "agentsdb-web", "0.1.6", embedder_metadata) == blob);
+}
+
+namespace {
+
+// hash_embed as the reference states it: decode the White_Space code points
+// one byte at a time, add each token's +-1 in text order, normalise. The
+// library's fast path must give the same bits.
+std::vector<float> embed_byte_by_byte(std::string_view text, std::size_t dim) {
+  static constexpr std::string_view spaces[] = {
+      "\t", "\n", "\v", "\f", "\r", " ", "\xC2\x85", "\xC2\xA0", "\xE1\x9A\x80", "\xE2\x80\xA8", "\xE2\x80\xA9",
+      "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80"};
+  auto space_at = [&](std::size_t i) -> std::size_t {
+    const std::string_view rest = text.substr(i);
+    for (std::string_view space : spaces) {
+      if (rest.substr(0, space.size()) == space) return space.size();
+    }
+    if (rest.size() >= 3 && rest.substr(0, 2) == "\xE2\x80" && static_cast<unsigned char>(rest[2]) >= 0x80 &&
+        static_cast<unsigned char>(rest[2]) <= 0x8A) {
+      return 3;  // U+2000..U+200A
+    }
+    return 0;
+  };
+  std::vector<float> out(dim, 0.0f);
+  std::string token;
+  auto add = [&] {
+    if (token.empty()) return;
+    const std::uint32_t h = agdb::fnv1a32(token);
+    out[h % dim] += (h & 0x80000000u) != 0 ? -1.0f : 1.0f;
+    token.clear();
+  };
+  for (std::size_t i = 0; i < text.size();) {
+    if (const std::size_t space = space_at(i); space != 0) {
+      add();
+      i += space;
+    } else {
+      token.push_back(text[i++]);
+    }
+  }
+  add();
+  agdb::l2_normalize_like_reference(out);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("hash_embed's ASCII block path gives the bits of a byte-by-byte pass") {
+  // Random texts long enough for the 64-byte blocks, mixing short and long
+  // (over 8 and over 64 bytes) ASCII tokens, runs of every ASCII space,
+  // every non-ASCII White_Space, near misses (U+200B, U+3001, a lone C2),
+  // other UTF-8 and invalid bytes, so both paths and the hand-over between
+  // them run at every offset.
+  static constexpr std::string_view pieces[] = {
+      "a",  "to", "the", "layer", "chunking", "embedding_", "0123456789abcdef0123", " ", "  ", "\t", "\n", "\r\n",
+      "\v", "\f", "\xC2\xA0", "\xC2\x85", "\xE2\x80\x83", "\xE2\x80\x8B", "\xE3\x80\x80", "\xE3\x80\x81", "\xC2",
+      "\xE1\x9A\x80", "caf\xC3\xA9", "\xFF", "\x80", "\xE2\x81\x9F", "`x()`"};
+  std::uint64_t state = 0x12345678u;
+  auto next = [&](std::size_t bound) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::size_t>((state >> 33) % bound);
+  };
+  for (int round = 0; round < 600; ++round) {
+    std::string text;
+    const std::size_t target = next(400);
+    const bool ascii_only = round % 3 == 0;
+    while (text.size() < target) {
+      const std::string_view piece = pieces[next(ascii_only ? 14 : std::size(pieces))];
+      if (ascii_only && static_cast<unsigned char>(piece[0]) >= 0x80) continue;
+      text += piece;
+      if (next(4) == 0) text += std::string(next(80), 'x');  // tokens longer than a block
+    }
+    for (const std::size_t dim : {std::size_t{1}, std::size_t{3}, std::size_t{128}, std::size_t{384}}) {
+      CAPTURE(round);
+      CAPTURE(dim);
+      const std::vector<float> fast = embed(text, dim);
+      const std::vector<float> plain = embed_byte_by_byte(text, dim);
+      REQUIRE(std::memcmp(fast.data(), plain.data(), dim * sizeof(float)) == 0);
+    }
+  }
+}
+
+TEST_CASE("ascii_white_space_bits marks exactly TAB, LF, VT, FF, CR and SPACE") {
+  for (unsigned c = 0; c < 0x80; ++c) {
+    CAPTURE(c);
+    const std::uint64_t word = (0x4141414141414141ull & ~(std::uint64_t{0xFF} << 24)) | (std::uint64_t{c} << 24);
+    const bool space = c == 9 || c == 10 || c == 11 || c == 12 || c == 13 || c == 32;
+    CHECK(agdb::detail::ascii_white_space_bits(word) == (space ? 0x08u : 0u));
+  }
 }

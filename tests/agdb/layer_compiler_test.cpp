@@ -3,8 +3,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -316,4 +318,119 @@ TEST_CASE("compile_layer: errors") {
   texts_only.root = dir.path() + "/absent";
   texts_only.texts = {"hello"};
   REQUIRE(compile_layer(fs, texts_only, embedder, "AGENTS.db").has_value());
+}
+
+namespace {
+
+// An embedder that is not a hash_embedder: compile_layer must call it from
+// the calling thread only, one batch at a time. It fails at batch `fail_at`.
+class recording_embedder final : public agentctx::agdb::embedder {
+ public:
+  explicit recording_embedder(std::size_t fail_at = 0) : inner_(32), fail_at_(fail_at) {}
+  const agentctx::agdb::embedding_profile& profile() const override { return inner_.profile(); }
+  agentctx::result<void> embed(std::span<const std::string_view> texts, std::span<float> out) override {
+    CHECK(std::this_thread::get_id() == caller_);
+    if (++calls_ == fail_at_) return agentctx::fail(errc::io_error, "embedding service unavailable");
+    return inner_.embed(texts, out);
+  }
+  std::size_t calls() const noexcept { return calls_; }
+
+ private:
+  hash_embedder inner_;
+  std::size_t fail_at_;
+  std::size_t calls_ = 0;
+  std::thread::id caller_ = std::this_thread::get_id();
+};
+
+}  // namespace
+
+TEST_CASE("compile_layer: the output does not depend on threads or batch size") {
+  temporary_directory dir;
+  for (const auto& [path, text] : corpus()) write_source(dir.path(), path, text);
+  write_source(dir.path(), "docs/binary.md", std::string("\x89PNG\0\0", 6));
+  for (int i = 0; i < 60; ++i) {
+    std::string text = "# Part " + std::to_string(i) + "\n\n";
+    for (int k = 0; k <= i % 7; ++k) {
+      text += "## Step " + std::to_string(k) + "\n\nDo thing " + std::to_string(i * k) + ".\n\n";
+    }
+    write_source(dir.path(), "docs/parts/" + std::to_string(i) + ".md", text);
+  }
+  compile_options options = options_for(dir.path());
+  options.threads = 1;
+  compile_summary reference_summary;
+  const auto reference = compile_to_bytes(options, &reference_summary);
+  CHECK(reference_summary.files == 64);  // docs/empty.md counts, with no chunk
+  REQUIRE(reference_summary.skipped.size() == 1);
+  CHECK(reference_summary.skipped[0].path == "docs/binary.md");
+
+  struct variant {
+    std::size_t threads;
+    std::size_t batch;
+  };
+  for (const variant v : {variant{2, 256}, variant{3, 1}, variant{8, 7}, variant{0, 64}}) {
+    CAPTURE(v.threads);
+    CAPTURE(v.batch);
+    options.threads = v.threads;
+    options.embed_batch_size = v.batch;
+    std::vector<std::size_t> reported;
+    const std::thread::id caller = std::this_thread::get_id();
+    agentctx::io::memory_file_system fs;
+    hash_embedder embedder(64);
+    auto compiled = compile_layer(fs, options, embedder, "AGENTS.db",
+                                  [&](std::size_t done, std::size_t total, std::uint64_t) {
+                                    CHECK(std::this_thread::get_id() == caller);
+                                    CHECK(total == 65);
+                                    reported.push_back(done);
+                                  });
+    REQUIRE(compiled.has_value());
+    CHECK(*fs.read_whole("AGENTS.db") == reference);
+    CHECK(compiled->skipped == reference_summary.skipped);
+    REQUIRE(reported.size() == 65);
+    for (std::size_t i = 0; i < reported.size(); ++i) CHECK(reported[i] == i + 1);
+  }
+}
+
+TEST_CASE("compile_layer: other embedders run on the calling thread, and their errors stop the compile") {
+  temporary_directory dir;
+  for (int i = 0; i < 30; ++i) write_source(dir.path(), "docs/" + std::to_string(i) + ".md", "# T\n\nbody\n");
+  compile_options options = options_for(dir.path());
+  options.threads = 4;
+  options.embed_batch_size = 4;
+  agentctx::io::memory_file_system fs;
+
+  recording_embedder working;
+  REQUIRE(compile_layer(fs, options, working, "AGENTS.db").has_value());
+  CHECK(working.calls() == 8);  // 30 chunks in batches of 4
+  hash_embedder same(32);
+  options.threads = 1;
+  agentctx::io::memory_file_system reference_fs;
+  REQUIRE(compile_layer(reference_fs, options, same, "AGENTS.db").has_value());
+  CHECK(*fs.read_whole("AGENTS.db") == *reference_fs.read_whole("AGENTS.db"));
+
+  options.threads = 4;
+  recording_embedder failing(3);
+  auto compiled = compile_layer(fs, options, failing, "other.db");
+  REQUIRE_FALSE(compiled.has_value());
+  CHECK(compiled.error().code == errc::io_error);
+  CHECK(failing.calls() == 3);
+  CHECK_FALSE(*fs.exists("other.db"));
+}
+
+TEST_CASE("chunk ids: a taken first candidate moves on to the next candidates") {
+  using agentctx::agdb::detail::chunk_id_assigner;
+  agentctx::sha256_hasher hasher;
+  const std::uint32_t first = chunk_id_assigner::candidate(hasher, "a.md", "alpha", 0);
+  CHECK(first == expected_id("a.md", "alpha"));
+  std::string retry("b.md");
+  retry.push_back('\0');
+  retry += "beta";
+  retry.push_back('\0');
+  retry += "1";
+  const std::uint32_t second = chunk_id_assigner::candidate(hasher, "b.md", "beta", 1);
+  CHECK(second == agentctx::load_u32(agentctx::sha256(retry).data()));
+
+  chunk_id_assigner ids;
+  CHECK(ids.assign("a.md", "alpha") == first);
+  CHECK(ids.assign("b.md", "beta", first) == second);  // as if b.md's first candidate collided
+  CHECK(ids.assign("b.md", "beta", 0) == chunk_id_assigner::candidate(hasher, "b.md", "beta", 2));  // 0 is never an id
 }

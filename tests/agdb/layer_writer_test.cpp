@@ -257,6 +257,25 @@ TEST_CASE("interning keeps first-seen ids while its table grows") {
   CHECK(decode(bytes) == layer);
 }
 
+TEST_CASE("the interner's string hash reads every byte and the length, at every length") {
+  // Strings of 0 to 100 bytes cover each of its paths (up to 3, up to 16, up
+  // to 32 bytes, longer); flipping any one byte or adding a zero byte must
+  // change the hash, and the same bytes must always give the same hash.
+  std::string text;
+  for (std::size_t length = 0; length <= 100; ++length) {
+    CAPTURE(length);
+    const std::uint64_t hash = agdb::detail::string_table_hash(text);
+    CHECK(agdb::detail::string_table_hash(std::string(text)) == hash);
+    CHECK(agdb::detail::string_table_hash(text + '\0') != hash);
+    for (std::size_t at = 0; at < length; ++at) {
+      std::string changed = text;
+      changed[at] = static_cast<char>(changed[at] ^ 0x01);
+      CHECK(agdb::detail::string_table_hash(changed) != hash);
+    }
+    text.push_back(static_cast<char>('a' + length % 26));
+  }
+}
+
 TEST_CASE("rel_start counts the relationships written before the chunk, with or without sources") {
   agdb::layer_contents layer = make_layer({agdb::element_type::f32, true, false});
   auto bytes = encode(layer);

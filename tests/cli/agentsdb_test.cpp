@@ -26,6 +26,15 @@ TEST_CASE("agentsdb: end-to-end tests") {
 #else
 
 using cli_test::agentsdb;
+using cli_test::array_of;
+using cli_test::check_clean_success;
+using cli_test::check_error;
+using cli_test::contains;
+using cli_test::line_count;
+using cli_test::number_of;
+using cli_test::parse_json;
+using cli_test::real_of;
+using cli_test::text_of;
 using cli_test::read_file;
 using cli_test::run_result;
 using cli_test::write_file;
@@ -102,49 +111,10 @@ struct compiled_layer {
   }
 };
 
-// ---------------------------------------------------------------------------
-// Output checks.
-
-std::size_t line_count(std::string_view text) {
-  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
-}
-
-bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
-
-// The command failed with `exit_code`, printed nothing on stdout and exactly
-// one "agentsdb: ..." line on stderr that mentions `fragment`.
-void check_error(const run_result& r, int exit_code, std::string_view fragment) {
-  INFO("stdout: " << r.out);
-  INFO("stderr: " << r.err);
-  CHECK(r.exit_code == exit_code);
-  CHECK(r.out.empty());
-  CHECK(r.err.rfind("agentsdb: ", 0) == 0);
-  CHECK(line_count(r.err) == 1);
-  CHECK(contains(r.err, fragment));
-}
-
-// The command succeeded with nothing on stderr.
-void check_clean_success(const run_result& r) {
-  INFO("stderr: " << r.err);
-  CHECK(r.exit_code == 0);
-  CHECK(r.err.empty());
-}
-
 std::string joined(const std::vector<std::string>& args) {
   std::string out;
   for (const auto& a : args) out += (out.empty() ? "" : " ") + a;
   return out;
-}
-
-// ---------------------------------------------------------------------------
-// JSON access (the parser owns the document: keep it alive while reading).
-
-simdjson::dom::element parse_json(simdjson::dom::parser& parser, const std::string& text) {
-  simdjson::dom::element root;
-  const simdjson::error_code error = parser.parse(text).get(root);
-  INFO("output: " << text);
-  REQUIRE_MESSAGE(error == simdjson::SUCCESS, simdjson::error_message(error));
-  return root;
 }
 
 // Runs a command that must succeed with nothing on stderr and parses the JSON
@@ -156,10 +126,6 @@ simdjson::dom::element run_json(simdjson::dom::parser& parser, const std::vector
   return parse_json(parser, r.out);
 }
 
-std::string text_of(simdjson::dom::element e, std::string_view key) { return std::string(e[key].get_string().value()); }
-std::uint64_t number_of(simdjson::dom::element e, std::string_view key) { return e[key].get_uint64().value(); }
-double real_of(simdjson::dom::element e, std::string_view key) { return e[key].get_double().value(); }
-simdjson::dom::array array_of(simdjson::dom::element e, std::string_view key) { return e[key].get_array().value(); }
 
 using name_counts = std::vector<std::pair<std::string, std::uint64_t>>;
 

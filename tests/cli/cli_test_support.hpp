@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
+#include <simdjson.h>
 #include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -150,6 +152,68 @@ inline std::optional<std::string> agdb_fixture(std::string_view name) {
     return std::nullopt;
   }
   return path;
+}
+
+// ---------------------------------------------------------------------------
+// Output checks.
+
+inline std::size_t line_count(std::string_view text) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
+
+/// The command failed with `exit_code`, printed nothing on stdout and exactly
+/// one "agentsdb: ..." line on stderr that mentions `fragment`.
+inline void check_error(const run_result& r, int exit_code, std::string_view fragment) {
+  INFO("stdout: " << r.out);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == exit_code);
+  CHECK(r.out.empty());
+  CHECK(r.err.rfind("agentsdb: ", 0) == 0);
+  CHECK(line_count(r.err) == 1);
+  CHECK(contains(r.err, fragment));
+}
+
+/// The command succeeded with nothing on stderr.
+inline void check_clean_success(const run_result& r) {
+  INFO("stdout: " << r.out);
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.empty());
+}
+
+// ---------------------------------------------------------------------------
+// JSON access (the parser owns the document: keep it alive while reading).
+
+/// `text` parsed into `parser`; fails the test when it is not JSON.
+inline simdjson::dom::element parse_json(simdjson::dom::parser& parser, const std::string& text) {
+  simdjson::dom::element root;
+  const simdjson::error_code error = parser.parse(text).get(root);
+  INFO("output: " << text);
+  REQUIRE_MESSAGE(error == simdjson::SUCCESS, simdjson::error_message(error));
+  return root;
+}
+
+/// The JSON a successful command printed on stdout.
+inline simdjson::dom::element parse_output(simdjson::dom::parser& parser, const run_result& r) {
+  INFO("stderr: " << r.err);
+  REQUIRE(r.exit_code == 0);
+  return parse_json(parser, r.out);
+}
+
+inline std::string text_of(simdjson::dom::element e, std::string_view key) {
+  return std::string(e[key].get_string().value());
+}
+inline std::uint64_t number_of(simdjson::dom::element e, std::string_view key) { return e[key].get_uint64().value(); }
+inline double real_of(simdjson::dom::element e, std::string_view key) { return e[key].get_double().value(); }
+/// The array member `key` of `e`. Range-for over it through this named value:
+/// iterating `e[key].get_array().value()` directly trips GCC 12's
+/// -Wdangling-pointer inside simdjson.
+inline simdjson::dom::array array_of(simdjson::dom::element e, std::string_view key) {
+  simdjson::dom::array array;
+  REQUIRE_MESSAGE(e[key].get(array) == simdjson::SUCCESS, "no array member " << key);
+  return array;
 }
 
 }  // namespace cli_test

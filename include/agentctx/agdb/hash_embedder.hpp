@@ -38,6 +38,7 @@
 
 #include "agentctx/agdb/embedder.hpp"
 #include "agentctx/agdb/embedding_profile.hpp"
+#include "agentctx/core/endian.hpp"
 #include "agentctx/core/result.hpp"
 
 #if defined(__FAST_MATH__)
@@ -116,6 +117,116 @@ constexpr std::uint32_t fnv1a32(std::string_view bytes) noexcept {
   return h;
 }
 
+namespace detail {
+
+// Length of the White_Space encoding at s[0] (`left` >= 1 bytes), or 0.
+constexpr std::size_t white_space_length(const unsigned char* s, std::size_t left) noexcept {
+  return s[0] < 0x80 ? (is_ascii_white_space(s[0]) ? 1 : 0) : non_ascii_white_space_length(s, left);
+}
+
+// ---- the fast path of hash_embed: 64 ASCII bytes at a time ----
+//
+// Byte by byte, every token ends in a branch the CPU cannot predict (token
+// lengths vary), which costs more than hashing the token. For a block of 64
+// bytes that are all ASCII, the white-space bytes are found as one 64-bit
+// mask instead, each token's start and length read from it with bit scans,
+// and tokens of up to 8 bytes hashed without a branch on their length.
+
+inline constexpr std::size_t ascii_block_bytes = 64;
+inline constexpr std::uint64_t every_byte = 0x0101010101010101ull;
+inline constexpr std::uint64_t byte_high_bits = 0x8080808080808080ull;
+
+// Bit k set when byte k of `word` (every byte < 0x80) is TAB, LF, VT, FF, CR
+// or SPACE. Each byte's test lands in its high bit without carries between
+// bytes; one multiply then gathers the eight high bits into the top byte.
+constexpr std::uint64_t ascii_white_space_bits(std::uint64_t word) noexcept {
+  const std::uint64_t is_space = ~((word ^ (every_byte * 0x20)) + every_byte * 0x7F) & byte_high_bits;
+  const std::uint64_t at_least_9 = (word + every_byte * (0x80 - 9)) & byte_high_bits;
+  const std::uint64_t below_14 = ~(word + every_byte * (0x80 - 14)) & byte_high_bits;
+  return (((is_space | (at_least_9 & below_14)) >> 7) * 0x0102040810204080ull) >> 56;
+}
+
+// FNV-1a 32 of the first `length` (<= 8) bytes of `word`, byte 0 first: all
+// nine prefixes are hashed and one is picked, so there is no branch on the
+// length to mispredict.
+inline std::uint32_t fnv1a32_prefix(std::uint64_t word, std::size_t length) noexcept {
+  std::uint32_t prefix[9];
+  prefix[0] = fnv1a32_offset_basis;
+#pragma GCC unroll 8
+  for (std::size_t k = 0; k < 8; ++k) {
+    prefix[k + 1] = (prefix[k] ^ static_cast<std::uint32_t>((word >> (8 * k)) & 0xFFu)) * fnv1a32_prime;
+  }
+  return prefix[length];
+}
+
+// h % dim by two multiplies instead of a division (Lemire's "fastmod", exact
+// for every 32-bit h and divisor; for dim 1 the multiplier wraps to 0, which
+// still gives 0); a dim above 2^32 - 1 leaves h as it is.
+class bucket_of_hash {
+ public:
+  explicit bucket_of_hash(std::size_t dim) noexcept
+      : dim_(dim), multiplier_(~std::uint64_t{0} / dim + 1), narrow_(dim <= 0xFFFFFFFFu) {}
+  std::size_t operator()(std::uint32_t h) const noexcept {
+    if (!narrow_) return h;
+    __extension__ using u128 = unsigned __int128;
+    return static_cast<std::size_t>((static_cast<u128>(multiplier_ * h) * dim_) >> 64);
+  }
+
+ private:
+  std::uint64_t dim_;
+  std::uint64_t multiplier_;
+  bool narrow_;
+};
+
+// Hashes the tokens that end inside the 64 bytes at `s` (`left` >= 64 bytes
+// from s to the end of the text; s is not inside a token) and returns the
+// bytes consumed, up to and including the block's last white space; 0 when
+// the block holds a non-ASCII byte or no white space (the caller then goes
+// byte by byte).
+template <class AddToken>
+std::size_t hash_ascii_block(const unsigned char* s, std::size_t left, AddToken& add_token) noexcept {
+  std::uint64_t words[8];
+  std::uint64_t all = 0;
+  for (std::size_t k = 0; k < 8; ++k) {
+    words[k] = load_u64(s + 8 * k);
+    all |= words[k];
+  }
+  if ((all & byte_high_bits) != 0) return 0;
+  std::uint64_t spaces = 0;
+  for (std::size_t k = 0; k < 8; ++k) spaces |= ascii_white_space_bits(words[k]) << (8 * k);
+  if (spaces == 0) return 0;
+  const auto last_space = static_cast<unsigned>(63 - std::countl_zero(spaces));
+  // Token bytes after a space (or at the start), before the last space.
+  std::uint64_t starts = ~spaces & ((spaces << 1) | 1u) & ((std::uint64_t{1} << last_space) - 1);
+  while (starts != 0) {
+    const auto at = static_cast<unsigned>(std::countr_zero(starts));
+    starts &= starts - 1;
+    const auto length = static_cast<std::size_t>(std::countr_zero(spaces >> at));
+    const unsigned char* token = s + at;
+    add_token(length <= 8 && left - at >= 8
+                  ? fnv1a32_prefix(load_u64(token), length)
+                  : fnv1a32(std::string_view(reinterpret_cast<const char*>(token), length)));
+  }
+  return last_space + 1;
+}
+
+// The byte-by-byte path: skips the white space at s[at..] and hashes the
+// token after it; returns where that token ends (at white space or n).
+template <class AddToken>
+std::size_t hash_next_token(const unsigned char* s, std::size_t at, std::size_t n, AddToken& add_token) noexcept {
+  for (std::size_t space; at < n && (space = white_space_length(s + at, n - at)) != 0;) at += space;
+  if (at == n) return n;
+  std::uint32_t h = fnv1a32_offset_basis;
+  do {
+    h = (h ^ s[at]) * fnv1a32_prime;
+    ++at;
+  } while (at < n && white_space_length(s + at, n - at) == 0);
+  add_token(h);
+  return at;
+}
+
+}  // namespace detail
+
 /// Scales `values` to unit L2 norm exactly as the reference does (f32, sum of
 /// squares from index 0 upwards, times 1.0f / sqrt(sum)); leaves an all-zero
 /// vector unchanged.
@@ -135,30 +246,23 @@ inline void l2_normalize_like_reference(std::span<float> values) noexcept {
 inline void hash_embed(std::string_view text, std::span<float> out) noexcept {
   std::fill(out.begin(), out.end(), 0.0f);
   if (out.empty()) return;
-  const std::size_t dim = out.size();
-  const auto add_token = [&](std::uint32_t h) { out[h % dim] += (h & 0x80000000u) != 0 ? -1.0f : 1.0f; };
-  // One pass that splits and hashes at once (fnv1a32 inlined), so token bytes are read once.
+  const detail::bucket_of_hash bucket(out.size());
+  auto add_token = [&](std::uint32_t h) { out[bucket(h)] += (h & 0x80000000u) != 0 ? -1.0f : 1.0f; };
+  // Both paths hash whole tokens and leave `at` outside a token, so tokens
+  // are added in text order whichever path finds them: the f32 sums are
+  // those of a plain left-to-right pass.
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
-  std::uint32_t h = detail::fnv1a32_offset_basis;
-  bool in_token = false;
-  std::size_t i = 0;
-  while (i < n) {
-    const unsigned char c = s[i];
-    const std::size_t space_length =
-        c < 0x80 ? (detail::is_ascii_white_space(c) ? 1 : 0) : detail::non_ascii_white_space_length(s + i, n - i);
-    if (space_length == 0) {
-      h = (h ^ c) * detail::fnv1a32_prime;
-      in_token = true;
-      ++i;
-      continue;
+  std::size_t at = 0;
+  while (at < n) {
+    if (n - at >= detail::ascii_block_bytes) {
+      if (const std::size_t consumed = detail::hash_ascii_block(s + at, n - at, add_token); consumed != 0) {
+        at += consumed;
+        continue;
+      }
     }
-    if (in_token) add_token(h);
-    h = detail::fnv1a32_offset_basis;
-    in_token = false;
-    i += space_length;
+    at = detail::hash_next_token(s, at, n, add_token);
   }
-  if (in_token) add_token(h);
   l2_normalize_like_reference(out);
 }
 

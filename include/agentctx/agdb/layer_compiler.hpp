@@ -49,15 +49,20 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "agentctx/agdb/detail/parallel_in_order.hpp"
 #include "agentctx/agdb/embedder.hpp"
 #include "agentctx/agdb/embedding_profile.hpp"
 #include "agentctx/agdb/format.hpp"
+#include "agentctx/agdb/hash_embedder.hpp"
 #include "agentctx/agdb/layer_contents.hpp"
 #include "agentctx/agdb/layer_writer.hpp"
 #include "agentctx/agdb/markdown_chunker.hpp"
@@ -82,6 +87,10 @@ struct compile_options {
   std::string tool_name = "agentsdb";     ///< recorded in the layer metadata
   std::string tool_version;               ///< recorded in the layer metadata
   std::size_t embed_batch_size = 256;     ///< chunks per embedder::embed call; >= 1
+  /// Threads that read and chunk the sources and, for a hash_embedder, embed
+  /// them (other embedders are called from the calling thread only); 0: one
+  /// per CPU core. The output is the same for every value.
+  std::size_t threads = 0;
 };
 
 /// A source file that was not compiled, and why.
@@ -124,22 +133,40 @@ inline std::string reason_to_skip(std::string_view text) {
   return {};
 }
 
-// Hands out the chunk ids described at the top of this header.
+// Hands out the chunk ids described at the top of this header. A candidate
+// depends only on (path, content, attempt), so any thread may compute one;
+// which candidate a chunk gets depends on the ids taken before it, so
+// assign() runs in input order.
 class chunk_id_assigner {
  public:
-  std::uint32_t assign(std::string_view path, std::string_view content) {
-    for (std::uint64_t attempt = 0;; ++attempt) {
-      hasher_.update(path);
-      hasher_.update(std::string_view("\0", 1));
-      hasher_.update(content);
-      if (attempt != 0) {
-        hasher_.update(std::string_view("\0", 1));
-        hasher_.update(std::to_string(attempt));
-      }
-      const sha256_digest digest = hasher_.finish();
-      const std::uint32_t id = load_u32(digest.data());
+  /// Candidate number `attempt` (0 first) for a chunk: the first four bytes of
+  /// its SHA-256 message, little-endian; may be 0 or taken. `hasher` is
+  /// scratch state, one per thread.
+  static std::uint32_t candidate(sha256_hasher& hasher, std::string_view path, std::string_view content,
+                                 std::uint64_t attempt) {
+    hasher.update(path);
+    hasher.update(std::string_view("\0", 1));
+    hasher.update(content);
+    if (attempt != 0) {
+      hasher.update(std::string_view("\0", 1));
+      hasher.update(std::to_string(attempt));
+    }
+    const sha256_digest digest = hasher.finish();
+    return load_u32(digest.data());
+  }
+
+  /// The id of the next chunk, given `first_candidate` = candidate(.., 0) for it.
+  std::uint32_t assign(std::string_view path, std::string_view content, std::uint32_t first_candidate) {
+    if (first_candidate != 0 && insert(first_candidate)) return first_candidate;
+    for (std::uint64_t attempt = 1;; ++attempt) {
+      const std::uint32_t id = candidate(hasher_, path, content, attempt);
       if (id != 0 && insert(id)) return id;
     }
+  }
+
+  /// The id of the next chunk.
+  std::uint32_t assign(std::string_view path, std::string_view content) {
+    return assign(path, content, candidate(hasher_, path, content, 0));
   }
 
  private:
@@ -176,7 +203,66 @@ class chunk_id_assigner {
   std::size_t count_ = 0;
 };
 
-// Builds the layer contents chunk by chunk and embeds them in batches.
+// A source file read, checked and chunked, with the first id candidate of
+// each chunk: the part of a compile that runs on any thread.
+struct prepared_source {
+  std::vector<text_chunk> chunks;
+  std::vector<std::uint32_t> id_candidates;  // chunk_id_assigner::candidate(.., 0) of each chunk
+  std::string skip_reason;                   // not empty: the file is not compiled
+  std::uint64_t bytes = 0;                   // size of the file
+};
+
+inline std::string join_root(const std::string& root, const std::string& relative) {
+  if (root.empty()) return relative;
+  return root.back() == '/' ? root + relative : root + "/" + relative;
+}
+
+// The bytes of a whole file, as long as it was when opened. read() rather
+// than mmap: with several threads at work every munmap interrupts the other
+// cores to flush their TLBs, and faulting pages in one at a time costs more
+// than copying them.
+struct file_bytes {
+  std::unique_ptr<std::byte[]> data;  // uninitialised before the read: no zero-filling pass
+  std::size_t size = 0;
+  std::string_view text() const noexcept { return {reinterpret_cast<const char*>(data.get()), size}; }
+};
+
+inline result<file_bytes> read_file(const std::string& path) {
+  auto file = io::default_file_system().open(path, io::open_options{});
+  if (!file) return unexpected(std::move(file).error());
+  auto length = (*file)->size();
+  if (!length) return unexpected(std::move(length).error());
+  if (*length > std::numeric_limits<std::size_t>::max()) return fail(errc::unsupported, "file too large", path);
+  file_bytes bytes;
+  bytes.data.reset(new std::byte[static_cast<std::size_t>(*length)]);
+  while (bytes.size < *length) {
+    auto read = (*file)->read_at(bytes.size, std::span(bytes.data.get() + bytes.size, *length - bytes.size));
+    if (!read) return unexpected(std::move(read).error());
+    if (*read == 0) break;  // the file shrank since it was measured
+    bytes.size += *read;
+  }
+  return bytes;
+}
+
+inline result<prepared_source> prepare_source(const std::string& root, const std::string& path,
+                                              const chunking_options& chunking) {
+  auto contents = read_file(join_root(root, path));
+  if (!contents) return unexpected(std::move(contents).error());
+  const std::string_view text = contents->text();
+  prepared_source prepared;
+  prepared.bytes = text.size();
+  prepared.skip_reason = reason_to_skip(text);
+  if (!prepared.skip_reason.empty()) return prepared;
+  prepared.chunks = chunk_markdown(text, chunking);
+  prepared.id_candidates.reserve(prepared.chunks.size());
+  sha256_hasher hasher;
+  for (const text_chunk& piece : prepared.chunks) {
+    prepared.id_candidates.push_back(chunk_id_assigner::candidate(hasher, path, piece.content, 0));
+  }
+  return prepared;
+}
+
+// Builds the layer contents chunk by chunk, in input order.
 class layer_builder {
  public:
   layer_builder(const compile_options& options, embedder& embedder)
@@ -184,10 +270,14 @@ class layer_builder {
     contents_.embeddings.dim = dim_;
   }
 
-  void add(std::string_view path, std::vector<text_chunk>&& chunks) {
-    for (text_chunk& piece : chunks) {
+  /// Adds the chunks of one source; `id_candidates` holds the first id
+  /// candidate of each chunk, or is empty to have them computed here.
+  void add(std::string_view path, std::vector<text_chunk>&& chunks, std::span<const std::uint32_t> id_candidates) {
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      text_chunk& piece = chunks[i];
       chunk c;
-      c.id = ids_.assign(path, piece.content);
+      c.id = id_candidates.empty() ? ids_.assign(path, piece.content)
+                                   : ids_.assign(path, piece.content, id_candidates[i]);
       c.kind = options_.kind;
       c.content = std::move(piece.content);
       c.author = "human";
@@ -204,24 +294,32 @@ class layer_builder {
     }
   }
 
-  // Embeds the chunks not embedded yet: full batches only, or all of them.
-  result<void> embed_pending(bool all) {
-    const std::size_t batch = options_.embed_batch_size;
-    std::vector<float>& values = contents_.embeddings.f32_values;
-    while (embedded_ < contents_.chunks.size() && (all || contents_.chunks.size() - embedded_ >= batch)) {
-      const std::size_t count = std::min(batch, contents_.chunks.size() - embedded_);
-      views_.clear();
-      for (std::size_t i = embedded_; i < embedded_ + count; ++i) views_.push_back(contents_.chunks[i].content);
-      values.resize((embedded_ + count) * dim_);
-      AGENTCTX_TRY(embedder_.embed(views_, std::span<float>(values).subspan(embedded_ * dim_, count * dim_)));
-      embedded_ += count;
-    }
-    return {};
-  }
-
-  result<layer_contents> finish() {
-    AGENTCTX_TRY(embed_pending(true));
+  /// Embeds every chunk, then quantises and adds the metadata. The matrix is
+  /// allocated once, at its final size, and each batch embeds straight into
+  /// its rows. A hash_embedder is stateless, so its batches are spread over
+  /// `threads` threads; any other embedder is called from this thread only,
+  /// batch after batch (see embedder::embed on overlapping calls).
+  result<layer_contents> finish(std::size_t threads) {
+    const std::vector<chunk>& chunks = contents_.chunks;
+    std::vector<std::string_view> texts;
+    texts.reserve(chunks.size());
+    for (const chunk& c : chunks) texts.push_back(c.content);
     embedding_matrix& m = contents_.embeddings;
+    m.f32_values.resize(chunks.size() * dim_);
+    const std::size_t batch = options_.embed_batch_size;
+    const std::size_t batches = (chunks.size() + batch - 1) / batch;
+    std::vector<result<void>> embedded(batches);
+    const bool thread_safe = dynamic_cast<const hash_embedder*>(&embedder_) != nullptr;
+    AGENTCTX_TRY(produce_in_parallel_consume_in_order(
+        batches, thread_safe ? threads : 1,
+        [&](std::size_t i) {
+          const std::size_t first = i * batch;
+          const std::size_t count = std::min(batch, chunks.size() - first);
+          embedded[i] = embedder_.embed(std::span(texts).subspan(first, count),
+                                        std::span(m.f32_values).subspan(first * dim_, count * dim_));
+        },
+        [&](std::size_t i) { return std::move(embedded[i]); }));
+
     m.type = options_.element;
     if (options_.element == element_type::i8) {
       m.quant_scale = choose_i8_scale(m.f32_values);
@@ -230,8 +328,7 @@ class layer_builder {
     } else {
       m.quant_scale = 1.0f;
     }
-    contents_.metadata_json =
-        layer_metadata_json(embedder_.profile(), options_.tool_name, options_.tool_version);
+    contents_.metadata_json = layer_metadata_json(embedder_.profile(), options_.tool_name, options_.tool_version);
     return std::move(contents_);
   }
 
@@ -241,8 +338,6 @@ class layer_builder {
   std::size_t dim_;
   layer_contents contents_;
   chunk_id_assigner ids_;
-  std::size_t embedded_ = 0;
-  std::vector<std::string_view> views_;
 };
 
 inline result<void> check_compile_options(const compile_options& options, const embedder& embedder) {
@@ -269,9 +364,9 @@ inline result<void> check_compile_options(const compile_options& options, const 
   return {};
 }
 
-inline std::string join_root(const std::string& root, const std::string& relative) {
-  if (root.empty()) return relative;
-  return root.back() == '/' ? root + relative : root + "/" + relative;
+inline std::size_t compile_threads(const compile_options& options) {
+  if (options.threads != 0) return options.threads;
+  return hardware_threads();
 }
 
 }  // namespace detail
@@ -281,7 +376,9 @@ inline std::string join_root(const std::string& root, const std::string& relativ
 /// replaced whole, never modified, and kept as it was on failure). Sources
 /// are found and read on the real disk below `options.root`; `fs` receives
 /// only the output. `progress`, when set, is called as documented at
-/// compile_progress, on the calling thread.
+/// compile_progress, on the calling thread. Source files are read and
+/// chunked on up to `options.threads` threads, and a hash_embedder's batches
+/// embedded likewise; the output does not depend on the number of threads.
 ///
 /// Errors:
 ///   invalid_argument  empty or non-UTF-8 kind, max_chunk_bytes below
@@ -292,8 +389,8 @@ inline std::string join_root(const std::string& root, const std::string& relativ
 ///   not_found         the root does not exist, or the includes match no file
 ///                     and there is no inline text;
 ///   the file system's errors (with the path) for a source that cannot be
-///   read or a directory that cannot be listed, the embedder's errors, and
-///   those of write_layer.
+///   read or a directory that cannot be listed (the first such file in path
+///   order), the embedder's errors, and those of write_layer.
 inline result<compile_summary> compile_layer(io::file_system& fs, const compile_options& options, embedder& embedder,
                                              const std::string& out_path, const compile_progress& progress = {}) {
   const auto started = std::chrono::steady_clock::now();
@@ -310,30 +407,32 @@ inline result<compile_summary> compile_layer(io::file_system& fs, const compile_
 
   compile_summary summary;
   detail::layer_builder builder(options, embedder);
-  io::file_system& disk = io::default_file_system();
+  const std::size_t threads = detail::compile_threads(options);
+  std::vector<result<detail::prepared_source>> prepared(paths.size());
   std::uint64_t bytes_read = 0;
-  for (std::size_t i = 0; i < paths.size(); ++i) {
-    const std::string& path = paths[i];
-    auto mapped = disk.map(detail::join_root(options.root, path));
-    if (!mapped) return unexpected(std::move(mapped).error());
-    const std::string_view text(reinterpret_cast<const char*>(mapped->data()), mapped->size());
-    bytes_read += text.size();
-    if (std::string reason = detail::reason_to_skip(text); !reason.empty()) {
-      summary.skipped.push_back({path, std::move(reason)});
-    } else {
-      builder.add(path, chunk_markdown(text, options.chunking));
-      AGENTCTX_TRY(builder.embed_pending(false));
-      ++summary.files;
-      summary.input_bytes += text.size();
-    }
-    if (progress) progress(i + 1, paths.size(), bytes_read);
-  }
+  AGENTCTX_TRY(detail::produce_in_parallel_consume_in_order(
+      paths.size(), threads,
+      [&](std::size_t i) { prepared[i] = detail::prepare_source(options.root, paths[i], options.chunking); },
+      [&](std::size_t i) -> result<void> {
+        auto source = std::move(prepared[i]);
+        if (!source) return unexpected(std::move(source).error());
+        bytes_read += source->bytes;
+        if (!source->skip_reason.empty()) {
+          summary.skipped.push_back({paths[i], std::move(source->skip_reason)});
+        } else {
+          builder.add(paths[i], std::move(source->chunks), source->id_candidates);
+          ++summary.files;
+          summary.input_bytes += source->bytes;
+        }
+        if (progress) progress(i + 1, paths.size(), bytes_read);
+        return {};
+      }));
   for (const std::string& text : options.texts) {
-    builder.add({}, chunk_markdown(text, options.chunking));
+    builder.add({}, chunk_markdown(text, options.chunking), {});
     summary.input_bytes += text.size();
   }
 
-  auto contents = builder.finish();
+  auto contents = builder.finish(threads);
   if (!contents) return unexpected(std::move(contents).error());
   summary.chunks = contents->chunks.size();
   AGENTCTX_TRY(write_layer(fs, out_path, *contents));

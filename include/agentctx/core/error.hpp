@@ -22,6 +22,7 @@ enum class errc : std::uint16_t {
   not_found = 2,         ///< a file, chunk, key or record does not exist
   already_exists = 3,    ///< exclusive creation of something that exists
   unsupported = 4,       ///< a feature or version this build does not handle
+  incompatible = 5,      ///< things that must agree do not (embedding profiles, dimensions)
   // Environment errors.
   io_error = 10,           ///< a system call failed (see error::sys_errno)
   permission_denied = 11,  ///< EACCES / EPERM
@@ -53,6 +54,7 @@ constexpr std::string_view to_string(errc code) noexcept {
     case errc::not_found: return "not_found";
     case errc::already_exists: return "already_exists";
     case errc::unsupported: return "unsupported";
+    case errc::incompatible: return "incompatible";
     case errc::io_error: return "io_error";
     case errc::permission_denied: return "permission_denied";
     case errc::no_space: return "no_space";

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job, end to end on real input: installs what is missing, builds the
 # agentsdb CLI, compiles an AGENTS.db base layer from this repository's own
-# documentation, validates it, and prints what is inside.
+# documentation, validates it, prints what is inside, and searches it.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build/release"
@@ -28,3 +28,13 @@ first_id=$("$agentsdb" inspect "$out/AGENTS.db" --list --limit 1 --json | python
 echo
 echo "\$ agentsdb inspect build/demo/AGENTS.db --id $first_id"
 "$agentsdb" inspect "$out/AGENTS.db" --id "$first_id"
+
+# Search the compiled docs. The layer records the hash embedder's profile, so
+# the query is embedded the same way; hybrid mode adds BM25 over the contents.
+echo
+echo "\$ agentsdb search --base build/demo/AGENTS.db --query 'how are layers searched and which layer wins' -k 3"
+"$agentsdb" search --base "$out/AGENTS.db" --query "how are layers searched and which layer wins" -k 3
+echo
+echo "\$ agentsdb search --base build/demo/AGENTS.db --query 'quantisation scale for i8 embeddings' --mode hybrid -k 3"
+"$agentsdb" search --base "$out/AGENTS.db" --query "quantisation scale for i8 embeddings" --mode hybrid -k 3
+

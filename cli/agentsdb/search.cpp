@@ -4,8 +4,6 @@
 //   agentsdb search --base AGENTS.db --delta AGENTS.delta.db --query-vec '[0.1, ...]' --json
 // The query text is embedded with the embedder the layers record (or the one
 // configured with --embedder); --query-vec searches with a given vector.
-#include <simdjson.h>
-
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -18,6 +16,7 @@
 #include "agentctx/agdb/layer_search.hpp"
 #include "agentctx/agdb/layer_stack.hpp"
 #include "agentctx/io/posix_file_system.hpp"
+#include "agentctx/json/f32_array.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
 #include "agentsdb/embedder_options.hpp"
@@ -46,25 +45,6 @@ struct search_cli_options {
 int usage_error(const std::string& message) {
   std::cerr << "agentsdb: " << message << '\n';
   return exit_usage;
-}
-
-// A JSON array of numbers, as floats.
-agentctx::result<std::vector<float>> parse_query_vector(const std::string& text) {
-  simdjson::dom::parser parser;
-  simdjson::dom::array array;
-  if (parser.parse(text).get_array().get(array) != simdjson::SUCCESS) {
-    return agentctx::fail(agentctx::errc::invalid_argument, "--query-vec must be a JSON array of numbers");
-  }
-  std::vector<float> out;
-  for (simdjson::dom::element value : array) {
-    double number = 0;
-    if (value.get_double().get(number) != simdjson::SUCCESS) {
-      return agentctx::fail(agentctx::errc::invalid_argument,
-                            "--query-vec value " + std::to_string(out.size() + 1) + " is not a number");
-    }
-    out.push_back(static_cast<float>(number));
-  }
-  return out;
 }
 
 std::vector<agdb::layer_location> layer_locations(const search_cli_options& o) {
@@ -232,8 +212,8 @@ int run_search(const search_cli_options& o) {
   std::vector<std::string> warnings;
   std::vector<float> query_vector;
   if (o.query_vec) {
-    auto parsed = parse_query_vector(*o.query_vec);
-    if (!parsed) return report_error(parsed.error());
+    auto parsed = agentctx::json::parse_f32_array(*o.query_vec);
+    if (!parsed) return usage_error("--query-vec: " + parsed.error().message);
     query_vector = std::move(*parsed);
   } else {
     auto embedded = embed_query(*stack, selected, o, warnings);

@@ -38,10 +38,8 @@
 #include <simdjson.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -53,6 +51,7 @@
 #include "agentctx/agdb/embedding_profile.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/io/subprocess.hpp"
+#include "agentctx/json/f32_array.hpp"
 #include "agentctx/json/writer.hpp"
 
 namespace agentctx::agdb {
@@ -77,6 +76,45 @@ inline std::string describe_command(const std::vector<std::string>& command) {
     out += argument;
   }
   return out;
+}
+
+/// Parses one answer line of the protocol above (without its '\n'; a
+/// trailing '\r' is the caller's to strip) into `row`, whose size is the
+/// declared dim. `index` is the 0-based position of the answer, for the
+/// messages. Errors (invalid_value, message only): the line is not JSON, not
+/// one of the three shapes, an {"error":...} answer ("embedding text N
+/// failed: ..."), the wrong length, or a value json::read_f32_values()
+/// rejects. The parser is reused between calls.
+inline result<void> parse_embedding_answer(simdjson::dom::parser& parser, std::string_view line, std::size_t index,
+                                           std::span<float> row) {
+  const std::string which = "answer " + std::to_string(index + 1);
+  const auto invalid = [](std::string message) { return fail(errc::invalid_value, std::move(message)); };
+  simdjson::dom::element root;
+  if (parser.parse(line.data(), line.size()).get(root) != simdjson::SUCCESS) {
+    return invalid(which + " is not JSON: '" + std::string(line.substr(0, 60)) + (line.size() > 60 ? "...'" : "'"));
+  }
+  simdjson::dom::array values;
+  if (root.is_object()) {
+    simdjson::dom::element member;
+    if (root.at_key("error").get(member) == simdjson::SUCCESS) {
+      std::string_view message;
+      if (member.get_string().get(message) != simdjson::SUCCESS) message = "(an error that is not a string)";
+      return invalid("embedding text " + std::to_string(index + 1) + " failed: " + std::string(message));
+    }
+    if (root.at_key("embedding").get_array().get(values) != simdjson::SUCCESS) {
+      return invalid(which + " is an object without an \"embedding\" array or an \"error\" string");
+    }
+  } else if (root.get_array().get(values) != simdjson::SUCCESS) {
+    return invalid(which + " is neither an array of numbers nor an object");
+  }
+  if (values.size() != row.size()) {
+    return invalid(which + " has " + std::to_string(values.size()) + " values, expected dim " +
+                   std::to_string(row.size()));
+  }
+  if (auto read = json::read_f32_values(values, row); !read) {
+    return invalid(which + " " + std::move(read).error().message);
+  }
+  return {};
 }
 
 }  // namespace detail
@@ -124,7 +162,11 @@ class command_embedder final : public embedder {
       for (std::size_t newline; answered < texts.size() && (newline = received.find('\n', line_start)) != std::string::npos;) {
         std::string_view line(received.data() + line_start, newline - line_start);
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        AGENTCTX_TRY(read_answer(line, answered, out.subspan(answered * options_.profile.dim, options_.profile.dim)));
+        if (auto read = detail::parse_embedding_answer(parser_, line, answered, out.subspan(answered * options_.profile.dim,
+                                                                                    options_.profile.dim));
+            !read) {
+          return failure(std::move(read).error().message);
+        }
         ++answered;
         line_start = newline + 1;
       }
@@ -137,46 +179,6 @@ class command_embedder final : public embedder {
   }
 
   unexpected failure(std::string message) const { return fail(errc::io_error, std::move(message), name_); }
-
-  // Parses answer `index` (0-based) into `row`.
-  result<void> read_answer(std::string_view line, std::size_t index, std::span<float> row) {
-    const std::string which = "answer " + std::to_string(index + 1);
-    simdjson::dom::element root;
-    if (parser_.parse(line.data(), line.size()).get(root) != simdjson::SUCCESS) {
-      return failure(which + " is not JSON: '" + std::string(line.substr(0, 60)) + (line.size() > 60 ? "...'" : "'"));
-    }
-    simdjson::dom::array values;
-    if (root.is_object()) {
-      simdjson::dom::element member;
-      if (root.at_key("error").get(member) == simdjson::SUCCESS) {
-        std::string_view message;
-        if (member.get_string().get(message) != simdjson::SUCCESS) message = "(an error that is not a string)";
-        return failure("embedding text " + std::to_string(index + 1) + " failed: " + std::string(message));
-      }
-      if (root.at_key("embedding").get_array().get(values) != simdjson::SUCCESS) {
-        return failure(which + " is an object without an \"embedding\" array or an \"error\" string");
-      }
-    } else if (root.get_array().get(values) != simdjson::SUCCESS) {
-      return failure(which + " is neither an array of numbers nor an object");
-    }
-    if (values.size() != row.size()) {
-      return failure(which + " has " + std::to_string(values.size()) + " values, expected dim " +
-                     std::to_string(row.size()));
-    }
-    std::size_t i = 0;
-    for (simdjson::dom::element value : values) {
-      double number = 0;
-      if (value.get_double().get(number) != simdjson::SUCCESS) {
-        return failure(which + " value " + std::to_string(i) + " is not a number");
-      }
-      // Checked before narrowing: a double beyond the f32 range has no f32 value.
-      if (!std::isfinite(number) || std::fabs(number) > std::numeric_limits<float>::max()) {
-        return failure(which + " value " + std::to_string(i) + " is not a finite f32");
-      }
-      row[i++] = static_cast<float>(number);
-    }
-    return {};
-  }
 
   command_embedder_options options_;
   std::string name_;

@@ -6,6 +6,8 @@
 #include <limits>
 #include <random>
 #include <span>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -52,22 +54,30 @@ std::vector<std::size_t> tested_dims() {
 constexpr std::size_t max_rows = 9;
 constexpr std::size_t max_offset = 3;
 
-/// A row matrix stored at byte `offset` of an exactly sized buffer, so that
-/// any read past the last row is a heap overflow the sanitizers report.
+/// A row matrix stored at byte `offset` from a 64-byte boundary (offset 0
+/// runs the AVX-512 kernels: vector::instruction_set_for_rows), in an exactly
+/// sized buffer, so that any read past the last row is a heap overflow the
+/// sanitizers report.
 struct stored_matrix {
-  std::vector<std::byte> bytes;
+  struct aligned_delete {
+    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<std::byte[], aligned_delete> bytes;
   std::size_t offset;
-  const std::byte* rows() const { return bytes.data() + offset; }
+  const std::byte* rows() const { return bytes.get() + offset; }
+  stored_matrix(std::size_t size, std::size_t at)
+      : bytes(static_cast<std::byte*>(::operator new[](std::max<std::size_t>(at + size, 1), std::align_val_t{64}))),
+        offset(at) {}
 };
 
 stored_matrix store_f32_rows(const std::vector<float>& values, std::size_t offset) {
-  stored_matrix m{std::vector<std::byte>(offset + values.size() * 4), offset};
-  for (std::size_t i = 0; i < values.size(); ++i) agentctx::store_f32(m.bytes.data() + offset + i * 4, values[i]);
+  stored_matrix m(values.size() * 4, offset);
+  for (std::size_t i = 0; i < values.size(); ++i) agentctx::store_f32(m.bytes.get() + offset + i * 4, values[i]);
   return m;
 }
 
 stored_matrix store_i8_rows(const std::vector<std::int8_t>& values, std::size_t offset) {
-  stored_matrix m{std::vector<std::byte>(offset + values.size()), offset};
+  stored_matrix m(values.size(), offset);
   for (std::size_t i = 0; i < values.size(); ++i) m.bytes[offset + i] = static_cast<std::byte>(values[i]);
   return m;
 }
@@ -365,5 +375,28 @@ TEST_CASE("quantize_query_i8") {
     }
     // Each value is off by at most half a step (1/254 of the largest).
     CHECK(std::fabs(double{query_scale} * row_scale * int_dot - exact) <= 0.01 * magnitude);
+  }
+}
+
+TEST_CASE("instruction_set_for_rows: AVX-512 only for rows on a 64-byte boundary") {
+  using agentctx::vector::instruction_set;
+  using agentctx::vector::instruction_set_for_rows;
+  using agentctx::vector::is_supported;
+  alignas(64) std::byte buffer[128] = {};
+  CHECK(instruction_set_for_rows(instruction_set::portable, buffer) == instruction_set::portable);
+  CHECK(instruction_set_for_rows(instruction_set::portable, buffer + 3) == instruction_set::portable);
+  const instruction_set avx2_or_less = is_supported(instruction_set::avx2) ? instruction_set::avx2 : instruction_set::portable;
+  CHECK(instruction_set_for_rows(instruction_set::avx2, buffer) == avx2_or_less);
+  CHECK(instruction_set_for_rows(instruction_set::avx2, buffer + 3) == avx2_or_less);
+  if (is_supported(instruction_set::avx512)) {
+    CHECK(instruction_set_for_rows(instruction_set::avx512, buffer) == instruction_set::avx512);
+    CHECK(instruction_set_for_rows(instruction_set::avx512, buffer + 64) == instruction_set::avx512);
+    for (std::size_t offset : {1, 3, 4, 16, 32, 63}) {
+      CAPTURE(offset);
+      CHECK(instruction_set_for_rows(instruction_set::avx512, buffer + offset) == instruction_set::avx2);
+    }
+  } else {
+    MESSAGE("this CPU has no AVX-512: only the capping is checked");
+    CHECK(instruction_set_for_rows(instruction_set::avx512, buffer) == avx2_or_less);
   }
 }

@@ -44,17 +44,34 @@
 namespace agentctx::vector {
 
 namespace detail {
-// Rows per pass: enough independent accumulator chains to hide the FMA
-// latency, few enough for the accumulators (two per row with norms) to stay
-// in registers: 16 ymm registers for AVX2, 32 zmm for AVX-512.
-inline constexpr std::size_t avx2_block_rows = 4;
-inline constexpr std::size_t avx512_block_rows = 8;
+// Rows per pass. f32 rows (384 values: 24 zmm steps) are read one at a time,
+// front to back, with four accumulator chains inside the row: one memory
+// stream. i8 rows are four times shorter, so a row alone cannot hide the
+// latency of its adds: four rows share each pass, which measured faster than
+// one or eight (bench/vector_search_bench, docs/vector-search.md).
+inline constexpr std::size_t f32_block_rows = 1;
+inline constexpr std::size_t avx2_i8_block_rows = 4;
+inline constexpr std::size_t avx512_i8_block_rows = 4;
 
 /// `isa` if the CPU runs it, else the widest family it does run.
 inline instruction_set runnable(instruction_set isa) noexcept {
   return is_supported(isa) ? isa : detected_instruction_set();
 }
 }  // namespace detail
+
+/// The instruction set dot_f32_rows and dot_i8_rows use for a matrix whose
+/// first row is at `rows` when asked for `isa`: the widest family the CPU
+/// runs, at most `isa`, except that AVX-512 is used only when `rows` is on a
+/// 64-byte boundary; otherwise AVX2. Rows of AGDB files start wherever the
+/// writer put them (the reference's files put them at odd offsets), and a
+/// 64-byte load from an unaligned address always splits across two cache
+/// lines: on the machines of docs/vector-search.md that cost AVX-512 1.4x,
+/// while AVX2's 32-byte loads, which split half as often, were then faster.
+inline instruction_set instruction_set_for_rows(instruction_set isa, const std::byte* rows) noexcept {
+  const instruction_set chosen = detail::runnable(isa);
+  const bool aligned = reinterpret_cast<std::uintptr_t>(rows) % 64 == 0;
+  return chosen == instruction_set::avx512 && !aligned ? instruction_set::avx2 : chosen;
+}
 
 /// Computes, for each row i < row_count of the f32 matrix at `rows`
 /// (row_count x query.size() little-endian f32, contiguous, any alignment):
@@ -73,14 +90,14 @@ inline void dot_f32_rows(std::span<const float> query, const std::byte* rows, st
     return;
   }
   const std::size_t row_bytes = dim * 4;
-  switch (detail::runnable(isa)) {
+  switch (instruction_set_for_rows(isa, rows)) {
 #if AGENTCTX_VECTOR_X86
     case instruction_set::avx512:
-      detail::score_rows<detail::avx512_block_rows>(detail::avx512_f32_kernel{query.data(), dim}, rows, row_bytes,
+      detail::score_rows<detail::f32_block_rows>(detail::avx512_f32_kernel{query.data(), dim}, rows, row_bytes,
                                                     row_count, dots, squared_norms);
       return;
     case instruction_set::avx2:
-      detail::score_rows<detail::avx2_block_rows>(detail::avx2_f32_kernel{query.data(), dim}, rows, row_bytes,
+      detail::score_rows<detail::f32_block_rows>(detail::avx2_f32_kernel{query.data(), dim}, rows, row_bytes,
                                                   row_count, dots, squared_norms);
       return;
 #endif
@@ -106,17 +123,17 @@ inline void dot_i8_rows(std::span<const std::int8_t> query, const std::byte* row
     if (squared_norms != nullptr) std::fill_n(squared_norms, row_count, 0);
     return;
   }
-  switch (detail::runnable(isa)) {
+  switch (instruction_set_for_rows(isa, rows)) {
 #if AGENTCTX_VECTOR_X86
     case instruction_set::avx512: {
       std::uint32_t query_sum = 0;
       for (std::int8_t q : query) query_sum += static_cast<std::uint32_t>(q);
-      detail::score_rows<detail::avx512_block_rows>(detail::avx512_i8_kernel{query.data(), dim, query_sum}, rows, dim,
+      detail::score_rows<detail::avx512_i8_block_rows>(detail::avx512_i8_kernel{query.data(), dim, query_sum}, rows, dim,
                                                     row_count, dots, squared_norms);
       return;
     }
     case instruction_set::avx2:
-      detail::score_rows<detail::avx2_block_rows>(detail::avx2_i8_kernel{query.data(), dim}, rows, dim, row_count,
+      detail::score_rows<detail::avx2_i8_block_rows>(detail::avx2_i8_kernel{query.data(), dim}, rows, dim, row_count,
                                                   dots, squared_norms);
       return;
 #endif

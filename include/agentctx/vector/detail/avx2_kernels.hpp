@@ -49,8 +49,10 @@ AGENTCTX_TARGET_AVX2 inline std::uint32_t sum_lanes(__m256i v) noexcept {
   return static_cast<std::uint32_t>(_mm_cvtsi128_si32(sum));
 }
 
-/// f32 rows: 8 values per step; the last dim % 8 values of a row are added
-/// one by one after the lanes are summed.
+/// f32 rows, one after the other, each read front to back: 32 values per
+/// step in four FMA chains, then 8 at a time; the last dim % 8 values are
+/// added one by one after the lanes are summed (see avx512_f32_kernel for
+/// why rows are not interleaved).
 struct avx2_f32_kernel {
   const float* query;
   std::size_t dim;
@@ -58,33 +60,39 @@ struct avx2_f32_kernel {
   template <std::size_t rows, bool with_norms>
   AGENTCTX_TARGET_AVX2 void block(const std::byte* first_row, std::size_t row_bytes, float* dots,
                                   float* squared_norms) const noexcept {
-    __m256 dot[rows];
-    __m256 norm[rows];
-    AGENTCTX_UNROLL_ROWS
-    for (std::size_t r = 0; r < rows; ++r) dot[r] = norm[r] = _mm256_setzero_ps();
-    std::size_t j = 0;
-    for (; 8 <= dim - j; j += 8) {
-      const __m256 q = _mm256_loadu_ps(query + j);
-      AGENTCTX_UNROLL_ROWS
-      for (std::size_t r = 0; r < rows; ++r) {
-        const __m256 v = load_f32x8(first_row + r * row_bytes + j * 4);
-        dot[r] = _mm256_fmadd_ps(q, v, dot[r]);
-        if constexpr (with_norms) norm[r] = _mm256_fmadd_ps(v, v, norm[r]);
-      }
-    }
-    AGENTCTX_UNROLL_ROWS
     for (std::size_t r = 0; r < rows; ++r) {
-      const std::byte* row = first_row + r * row_bytes;
-      float d = sum_lanes(dot[r]);
-      float n = with_norms ? sum_lanes(norm[r]) : 0.0f;
-      for (std::size_t t = j; t < dim; ++t) {
-        const float v = load_f32(row + t * 4);
-        d += query[t] * v;
-        n += v * v;
-      }
-      dots[r] = d;
-      if constexpr (with_norms) squared_norms[r] = n;
+      one_row<with_norms>(first_row + r * row_bytes, dots + r, with_norms ? squared_norms + r : nullptr);
     }
+  }
+
+  template <bool with_norms>
+  AGENTCTX_TARGET_AVX2 void one_row(const std::byte* row, float* dot_out, float* norm_out) const noexcept {
+    __m256 dot[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    __m256 norm[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    std::size_t j = 0;
+    for (; 32 <= dim - j; j += 32) {
+      AGENTCTX_UNROLL_ROWS
+      for (std::size_t c = 0; c < 4; ++c) {
+        const __m256 v = load_f32x8(row + (j + 8 * c) * 4);
+        dot[c] = _mm256_fmadd_ps(_mm256_loadu_ps(query + j + 8 * c), v, dot[c]);
+        if constexpr (with_norms) norm[c] = _mm256_fmadd_ps(v, v, norm[c]);
+      }
+    }
+    for (std::size_t c = 0; 8 <= dim - j; j += 8, ++c) {
+      const __m256 v = load_f32x8(row + j * 4);
+      dot[c] = _mm256_fmadd_ps(_mm256_loadu_ps(query + j), v, dot[c]);
+      if constexpr (with_norms) norm[c] = _mm256_fmadd_ps(v, v, norm[c]);
+    }
+    float d = sum_lanes(_mm256_add_ps(_mm256_add_ps(dot[0], dot[1]), _mm256_add_ps(dot[2], dot[3])));
+    float n = with_norms ? sum_lanes(_mm256_add_ps(_mm256_add_ps(norm[0], norm[1]), _mm256_add_ps(norm[2], norm[3])))
+                         : 0.0f;
+    for (; j < dim; ++j) {
+      const float v = load_f32(row + j * 4);
+      d += query[j] * v;
+      n += v * v;
+    }
+    *dot_out = d;
+    if constexpr (with_norms) *norm_out = n;
   }
 };
 

@@ -55,7 +55,8 @@ constexpr std::size_t max_rows = 9;
 constexpr std::size_t max_offset = 3;
 
 /// A row matrix stored at byte `offset` from a 64-byte boundary (offset 0
-/// runs the AVX-512 kernels: vector::instruction_set_for_rows), in an exactly
+/// runs the 512-bit kernels, other offsets the 256-bit ones:
+/// vector::f32_kernel_for_rows, i8_kernel_for_rows), in an exactly
 /// sized buffer, so that any read past the last row is a heap overflow the
 /// sanitizers report.
 struct stored_matrix {
@@ -378,25 +379,43 @@ TEST_CASE("quantize_query_i8") {
   }
 }
 
-TEST_CASE("instruction_set_for_rows: AVX-512 only for rows on a 64-byte boundary") {
+TEST_CASE("kernel choice: 512-bit vectors only for rows on a 64-byte boundary") {
+  using agentctx::vector::f32_kernel_for_rows;
+  using agentctx::vector::i8_kernel_for_rows;
   using agentctx::vector::instruction_set;
-  using agentctx::vector::instruction_set_for_rows;
   using agentctx::vector::is_supported;
+  using agentctx::vector::kernel_choice;
   alignas(64) std::byte buffer[128] = {};
-  CHECK(instruction_set_for_rows(instruction_set::portable, buffer) == instruction_set::portable);
-  CHECK(instruction_set_for_rows(instruction_set::portable, buffer + 3) == instruction_set::portable);
-  const instruction_set avx2_or_less = is_supported(instruction_set::avx2) ? instruction_set::avx2 : instruction_set::portable;
-  CHECK(instruction_set_for_rows(instruction_set::avx2, buffer) == avx2_or_less);
-  CHECK(instruction_set_for_rows(instruction_set::avx2, buffer + 3) == avx2_or_less);
-  if (is_supported(instruction_set::avx512)) {
-    CHECK(instruction_set_for_rows(instruction_set::avx512, buffer) == instruction_set::avx512);
-    CHECK(instruction_set_for_rows(instruction_set::avx512, buffer + 64) == instruction_set::avx512);
-    for (std::size_t offset : {1, 3, 4, 16, 32, 63}) {
-      CAPTURE(offset);
-      CHECK(instruction_set_for_rows(instruction_set::avx512, buffer + offset) == instruction_set::avx2);
-    }
-  } else {
-    MESSAGE("this CPU has no AVX-512: only the capping is checked");
-    CHECK(instruction_set_for_rows(instruction_set::avx512, buffer) == avx2_or_less);
+  const kernel_choice portable{instruction_set::portable, 0};
+  const kernel_choice avx2{instruction_set::avx2, 256};
+  for (const std::byte* rows : {buffer + 0, buffer + 3}) {
+    CHECK(f32_kernel_for_rows(instruction_set::portable, rows) == portable);
+    CHECK(i8_kernel_for_rows(instruction_set::portable, rows) == portable);
+  }
+  if (!is_supported(instruction_set::avx2)) {
+    MESSAGE("this CPU has no AVX2: only the portable choice is checked");
+    CHECK(f32_kernel_for_rows(instruction_set::avx512, buffer) == portable);
+    return;
+  }
+  for (const std::byte* rows : {buffer + 0, buffer + 3}) {
+    CHECK(f32_kernel_for_rows(instruction_set::avx2, rows) == avx2);
+    CHECK(i8_kernel_for_rows(instruction_set::avx2, rows) == avx2);
+  }
+  if (!is_supported(instruction_set::avx512)) {
+    MESSAGE("this CPU has no AVX-512: asking for it gives AVX2");
+    CHECK(f32_kernel_for_rows(instruction_set::avx512, buffer) == avx2);
+    CHECK(i8_kernel_for_rows(instruction_set::avx512, buffer) == avx2);
+    return;
+  }
+  const kernel_choice avx512{instruction_set::avx512, 512};
+  const kernel_choice avx512_256{instruction_set::avx512, 256};
+  for (const std::byte* rows : {buffer + 0, buffer + 64}) {
+    CHECK(f32_kernel_for_rows(instruction_set::avx512, rows) == avx512);
+    CHECK(i8_kernel_for_rows(instruction_set::avx512, rows) == avx512);
+  }
+  for (std::size_t offset : {1, 3, 4, 16, 32, 63}) {
+    CAPTURE(offset);
+    CHECK(f32_kernel_for_rows(instruction_set::avx512, buffer + offset) == avx2);
+    CHECK(i8_kernel_for_rows(instruction_set::avx512, buffer + offset) == avx512_256);
   }
 }

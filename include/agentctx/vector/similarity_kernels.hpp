@@ -12,14 +12,15 @@
 // one the CPU has (best_instruction_set(), which the AGENTCTX_ISA environment
 // variable can lower); callers and tests may pass one explicitly. A family the
 // CPU does not support is never run: the call falls back to the widest one
-// it does support.
+// it does support. Which kernel runs also depends on the alignment of the
+// rows: f32_kernel_for_rows and i8_kernel_for_rows say which.
 //
 // Results across families:
 //   - i8: identical. Sums are computed exactly in 32-bit integers and wrap
 //     modulo 2^32; they cannot wrap while dim <= 131,071 (|q * r| <= 2^14).
 //   - f32: the families add the products in different orders (8 partial sums
-//     in the portable kernel, 8 or 16 SIMD lanes plus a final lane sum in the
-//     others), so results may differ in the last bits. Each result is within
+//     in the portable kernel, four chains of 8 or 16 SIMD lanes plus a final
+//     lane sum in the others), so results may differ in the last bits. Each result is within
 //     dim * 2^-23 * sum_j |q_j * r_j| of the exact dot product, and in
 //     practice far closer (the tests hold the families to 1e-5 of that sum).
 //     NaN and infinity propagate as in ordinary float arithmetic.
@@ -38,39 +39,56 @@
 #include "agentctx/vector/detail/avx2_kernels.hpp"
 #include "agentctx/vector/detail/avx512_kernels.hpp"
 #include "agentctx/vector/detail/portable_kernels.hpp"
-#include "agentctx/vector/detail/row_blocks.hpp"
+#include "agentctx/vector/detail/row_loop.hpp"
 #include "agentctx/vector/instruction_set.hpp"
 
 namespace agentctx::vector {
 
 namespace detail {
-// Rows per pass. f32 rows (384 values: 24 zmm steps) are read one at a time,
-// front to back, with four accumulator chains inside the row: one memory
-// stream. i8 rows are four times shorter, so a row alone cannot hide the
-// latency of its adds: four rows share each pass, which measured faster than
-// one or eight (bench/vector_search_bench, docs/vector-search.md).
-inline constexpr std::size_t f32_block_rows = 1;
-inline constexpr std::size_t avx2_i8_block_rows = 4;
-inline constexpr std::size_t avx512_i8_block_rows = 4;
-
 /// `isa` if the CPU runs it, else the widest family it does run.
 inline instruction_set runnable(instruction_set isa) noexcept {
   return is_supported(isa) ? isa : detected_instruction_set();
 }
+
+inline bool on_cache_line(const std::byte* rows) noexcept { return reinterpret_cast<std::uintptr_t>(rows) % 64 == 0; }
 }  // namespace detail
 
-/// The instruction set dot_f32_rows and dot_i8_rows use for a matrix whose
-/// first row is at `rows` when asked for `isa`: the widest family the CPU
-/// runs, at most `isa`, except that AVX-512 is used only when `rows` is on a
-/// 64-byte boundary; otherwise AVX2. Rows of AGDB files start wherever the
-/// writer put them (the reference's files put them at odd offsets), and a
-/// 64-byte load from an unaligned address always splits across two cache
-/// lines: on the machines of docs/vector-search.md that cost AVX-512 1.4x,
-/// while AVX2's 32-byte loads, which split half as often, were then faster.
-inline instruction_set instruction_set_for_rows(instruction_set isa, const std::byte* rows) noexcept {
-  const instruction_set chosen = detail::runnable(isa);
-  const bool aligned = reinterpret_cast<std::uintptr_t>(rows) % 64 == 0;
-  return chosen == instruction_set::avx512 && !aligned ? instruction_set::avx2 : chosen;
+/// Which kernel a call runs: the instruction set family and the width of its
+/// vectors in bits (0 for the portable kernel, whose width is the compiler's).
+struct kernel_choice {
+  instruction_set isa = instruction_set::portable;
+  unsigned vector_bits = 0;
+  friend bool operator==(const kernel_choice&, const kernel_choice&) = default;
+};
+
+/// The kernel dot_f32_rows runs for a matrix whose first row is at `rows`
+/// when asked for `isa`: the widest family the CPU runs, at most `isa`,
+/// except that AVX-512 (512-bit) is used only when `rows` is on a 64-byte
+/// boundary, and AVX2 (256-bit) otherwise. Rows of AGDB files start wherever
+/// the writer put them (the reference's files at odd offsets), and a 64-byte
+/// load from an unaligned address always spans two cache lines, which cost
+/// the 512-bit kernels 1.4x on the machines of docs/vector-search.md; 32-byte
+/// loads split half as often.
+inline kernel_choice f32_kernel_for_rows(instruction_set isa, const std::byte* rows) noexcept {
+  switch (detail::runnable(isa)) {
+    case instruction_set::avx512:
+      return detail::on_cache_line(rows) ? kernel_choice{instruction_set::avx512, 512}
+                                         : kernel_choice{instruction_set::avx2, 256};
+    case instruction_set::avx2: return {instruction_set::avx2, 256};
+    default: return {instruction_set::portable, 0};
+  }
+}
+
+/// The kernel dot_i8_rows runs: as for f32, except that unaligned rows on an
+/// AVX-512 CPU keep the AVX-512 VNNI instructions on 256-bit vectors
+/// (AVX-512 VL), which measured about twice as fast as AVX2's widening
+/// multiply there.
+inline kernel_choice i8_kernel_for_rows(instruction_set isa, const std::byte* rows) noexcept {
+  switch (detail::runnable(isa)) {
+    case instruction_set::avx512: return {instruction_set::avx512, detail::on_cache_line(rows) ? 512u : 256u};
+    case instruction_set::avx2: return {instruction_set::avx2, 256};
+    default: return {instruction_set::portable, 0};
+  }
 }
 
 /// Computes, for each row i < row_count of the f32 matrix at `rows`
@@ -90,20 +108,19 @@ inline void dot_f32_rows(std::span<const float> query, const std::byte* rows, st
     return;
   }
   const std::size_t row_bytes = dim * 4;
-  switch (instruction_set_for_rows(isa, rows)) {
+  switch (f32_kernel_for_rows(isa, rows).isa) {
 #if AGENTCTX_VECTOR_X86
     case instruction_set::avx512:
-      detail::score_rows<detail::f32_block_rows>(detail::avx512_f32_kernel{query.data(), dim}, rows, row_bytes,
-                                                    row_count, dots, squared_norms);
+      detail::score_rows(detail::avx512_f32_kernel{query.data(), dim}, rows, row_bytes, row_count, dots,
+                         squared_norms);
       return;
     case instruction_set::avx2:
-      detail::score_rows<detail::f32_block_rows>(detail::avx2_f32_kernel{query.data(), dim}, rows, row_bytes,
-                                                  row_count, dots, squared_norms);
+      detail::score_rows(detail::avx2_f32_kernel{query.data(), dim}, rows, row_bytes, row_count, dots, squared_norms);
       return;
 #endif
     default:
-      detail::score_rows<1>(detail::portable_f32_kernel{query.data(), dim}, rows, row_bytes, row_count, dots,
-                            squared_norms);
+      detail::score_rows(detail::portable_f32_kernel{query.data(), dim}, rows, row_bytes, row_count, dots,
+                         squared_norms);
       return;
   }
 }
@@ -123,22 +140,27 @@ inline void dot_i8_rows(std::span<const std::int8_t> query, const std::byte* row
     if (squared_norms != nullptr) std::fill_n(squared_norms, row_count, 0);
     return;
   }
-  switch (instruction_set_for_rows(isa, rows)) {
+  const kernel_choice kernel = i8_kernel_for_rows(isa, rows);
+  switch (kernel.isa) {
 #if AGENTCTX_VECTOR_X86
     case instruction_set::avx512: {
       std::uint32_t query_sum = 0;
       for (std::int8_t q : query) query_sum += static_cast<std::uint32_t>(q);
-      detail::score_rows<detail::avx512_i8_block_rows>(detail::avx512_i8_kernel{query.data(), dim, query_sum}, rows, dim,
-                                                    row_count, dots, squared_norms);
+      if (kernel.vector_bits == 512) {
+        detail::score_rows(detail::vnni_i8_kernel<detail::vnni_512>{query.data(), dim, query_sum}, rows, dim,
+                           row_count, dots, squared_norms);
+      } else {
+        detail::score_rows(detail::vnni_i8_kernel<detail::vnni_256>{query.data(), dim, query_sum}, rows, dim,
+                           row_count, dots, squared_norms);
+      }
       return;
     }
     case instruction_set::avx2:
-      detail::score_rows<detail::avx2_i8_block_rows>(detail::avx2_i8_kernel{query.data(), dim}, rows, dim, row_count,
-                                                  dots, squared_norms);
+      detail::score_rows(detail::avx2_i8_kernel{query.data(), dim}, rows, dim, row_count, dots, squared_norms);
       return;
 #endif
     default:
-      detail::score_rows<1>(detail::portable_i8_kernel{query.data(), dim}, rows, dim, row_count, dots, squared_norms);
+      detail::score_rows(detail::portable_i8_kernel{query.data(), dim}, rows, dim, row_count, dots, squared_norms);
       return;
   }
 }

@@ -6,7 +6,7 @@
 // unaligned load), never through a misaligned pointer.
 #pragma once
 
-#include "agentctx/vector/detail/row_blocks.hpp"
+#include "agentctx/vector/detail/row_loop.hpp"
 #include "agentctx/vector/instruction_set.hpp"
 
 #if AGENTCTX_VECTOR_X86
@@ -49,30 +49,24 @@ AGENTCTX_TARGET_AVX2 inline std::uint32_t sum_lanes(__m256i v) noexcept {
   return static_cast<std::uint32_t>(_mm_cvtsi128_si32(sum));
 }
 
-/// f32 rows, one after the other, each read front to back: 32 values per
-/// step in four FMA chains, then 8 at a time; the last dim % 8 values are
-/// added one by one after the lanes are summed (see avx512_f32_kernel for
-/// why rows are not interleaved).
+/// f32 rows (row_loop.hpp): 32 values per step in four FMA chains, then 8
+/// at a time; the last dim % 8 values are added one by one after the lanes
+/// are summed.
 struct avx2_f32_kernel {
   const float* query;
   std::size_t dim;
 
-  template <std::size_t rows, bool with_norms>
-  AGENTCTX_TARGET_AVX2 void block(const std::byte* first_row, std::size_t row_bytes, float* dots,
-                                  float* squared_norms) const noexcept {
-    for (std::size_t r = 0; r < rows; ++r) {
-      one_row<with_norms>(first_row + r * row_bytes, dots + r, with_norms ? squared_norms + r : nullptr);
-    }
-  }
-
   template <bool with_norms>
-  AGENTCTX_TARGET_AVX2 void one_row(const std::byte* row, float* dot_out, float* norm_out) const noexcept {
-    __m256 dot[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    __m256 norm[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+  AGENTCTX_TARGET_AVX2 void row(const std::byte* row, float* dot_out, float* norm_out) const noexcept {
+    constexpr std::size_t chains = 4;
+    __m256 dot[chains];
+    __m256 norm[chains];
+    AGENTCTX_UNROLL_CHAINS
+    for (std::size_t c = 0; c < chains; ++c) dot[c] = norm[c] = _mm256_setzero_ps();
     std::size_t j = 0;
-    for (; 32 <= dim - j; j += 32) {
-      AGENTCTX_UNROLL_ROWS
-      for (std::size_t c = 0; c < 4; ++c) {
+    for (; chains * 8 <= dim - j; j += chains * 8) {
+      AGENTCTX_UNROLL_CHAINS
+      for (std::size_t c = 0; c < chains; ++c) {
         const __m256 v = load_f32x8(row + (j + 8 * c) * 4);
         dot[c] = _mm256_fmadd_ps(_mm256_loadu_ps(query + j + 8 * c), v, dot[c]);
         if constexpr (with_norms) norm[c] = _mm256_fmadd_ps(v, v, norm[c]);
@@ -96,43 +90,49 @@ struct avx2_f32_kernel {
   }
 };
 
-/// i8 rows: 16 values per step, sign-extended to 16 bits and multiplied with
-/// vpmaddwd (pairs of products summed into 32-bit lanes, exact); the last
+/// i8 rows (row_loop.hpp): 16 values per step, sign-extended to 16 bits and
+/// multiplied with vpmaddwd (pairs of products summed into 32-bit lanes,
+/// exact), 64 values per step in four chains, then 16 at a time; the last
 /// dim % 16 values are added one by one. Sums wrap modulo 2^32.
 struct avx2_i8_kernel {
   const std::int8_t* query;
   std::size_t dim;
 
-  template <std::size_t rows, bool with_norms>
-  AGENTCTX_TARGET_AVX2 void block(const std::byte* first_row, std::size_t row_bytes, std::int32_t* dots,
-                                  std::int32_t* squared_norms) const noexcept {
-    __m256i dot[rows];
-    __m256i norm[rows];
-    AGENTCTX_UNROLL_ROWS
-    for (std::size_t r = 0; r < rows; ++r) dot[r] = norm[r] = _mm256_setzero_si256();
+  template <bool with_norms>
+  AGENTCTX_TARGET_AVX2 void row(const std::byte* row, std::int32_t* dot_out,
+                                std::int32_t* norm_out) const noexcept {
+    constexpr std::size_t chains = 4;
+    __m256i dot[chains];
+    __m256i norm[chains];
+    AGENTCTX_UNROLL_CHAINS
+    for (std::size_t c = 0; c < chains; ++c) dot[c] = norm[c] = _mm256_setzero_si256();
     std::size_t j = 0;
-    for (; 16 <= dim - j; j += 16) {
+    for (; chains * 16 <= dim - j; j += chains * 16) {
+      AGENTCTX_UNROLL_CHAINS
+      for (std::size_t c = 0; c < chains; ++c) {
+        const __m256i q = _mm256_cvtepi8_epi16(load_i8x16(query + j + 16 * c));
+        const __m256i v = _mm256_cvtepi8_epi16(load_i8x16(row + j + 16 * c));
+        dot[c] = _mm256_add_epi32(dot[c], _mm256_madd_epi16(q, v));
+        if constexpr (with_norms) norm[c] = _mm256_add_epi32(norm[c], _mm256_madd_epi16(v, v));
+      }
+    }
+    for (std::size_t c = 0; 16 <= dim - j; j += 16, ++c) {
       const __m256i q = _mm256_cvtepi8_epi16(load_i8x16(query + j));
-      AGENTCTX_UNROLL_ROWS
-      for (std::size_t r = 0; r < rows; ++r) {
-        const __m256i v = _mm256_cvtepi8_epi16(load_i8x16(first_row + r * row_bytes + j));
-        dot[r] = _mm256_add_epi32(dot[r], _mm256_madd_epi16(q, v));
-        if constexpr (with_norms) norm[r] = _mm256_add_epi32(norm[r], _mm256_madd_epi16(v, v));
-      }
+      const __m256i v = _mm256_cvtepi8_epi16(load_i8x16(row + j));
+      dot[c] = _mm256_add_epi32(dot[c], _mm256_madd_epi16(q, v));
+      if constexpr (with_norms) norm[c] = _mm256_add_epi32(norm[c], _mm256_madd_epi16(v, v));
     }
-    AGENTCTX_UNROLL_ROWS
-    for (std::size_t r = 0; r < rows; ++r) {
-      const std::byte* row = first_row + r * row_bytes;
-      std::uint32_t d = sum_lanes(dot[r]);
-      std::uint32_t n = with_norms ? sum_lanes(norm[r]) : 0;
-      for (std::size_t t = j; t < dim; ++t) {
-        const std::int32_t v = static_cast<std::int8_t>(row[t]);
-        d += static_cast<std::uint32_t>(std::int32_t{query[t]} * v);
-        n += static_cast<std::uint32_t>(v * v);
-      }
-      dots[r] = static_cast<std::int32_t>(d);
-      if constexpr (with_norms) squared_norms[r] = static_cast<std::int32_t>(n);
+    std::uint32_t d = sum_lanes(_mm256_add_epi32(_mm256_add_epi32(dot[0], dot[1]), _mm256_add_epi32(dot[2], dot[3])));
+    std::uint32_t n =
+        with_norms ? sum_lanes(_mm256_add_epi32(_mm256_add_epi32(norm[0], norm[1]), _mm256_add_epi32(norm[2], norm[3])))
+                   : 0u;
+    for (; j < dim; ++j) {
+      const std::int32_t v = static_cast<std::int8_t>(row[j]);
+      d += static_cast<std::uint32_t>(std::int32_t{query[j]} * v);
+      n += static_cast<std::uint32_t>(v * v);
     }
+    *dot_out = static_cast<std::int32_t>(d);
+    if constexpr (with_norms) *norm_out = static_cast<std::int32_t>(n);
   }
 };
 

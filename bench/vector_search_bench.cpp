@@ -783,23 +783,21 @@ int run(const options& o) {
 
   std::puts("\nparts:");
   if (d.f32_matrix.offset() != 0) {
-    const std::size_t offset = d.f32_matrix.offset();
+    const double offset = static_cast<double>(d.f32_matrix.offset());
     d.f32_matrix.move_to(0);
-    const latency aligned_floor = measure_floor(d.f32_matrix.bytes(), o.queries);
-    const search_figures aligned = measure_search(d, search_kind::f32_dot, best, o.queries);
-    print_row("memory floor, f32, 64-byte aligned", aligned_floor, "");
-    print_row("f32 dot + top-10, " + isa_name(best) + ", 64-byte aligned", aligned.time,
-              format("%.2fx aligned floor", aligned.time.p50_ms / aligned_floor.p50_ms) +
-                  format("; the +%.0f offset costs ", static_cast<double>(offset)) +
-                  format("%.2fx", f32_best.time.p50_ms / aligned.time.p50_ms));
     d.i8_matrix.move_to(0);
-    const latency aligned_i8_floor = measure_floor(d.i8_matrix.bytes(), o.queries);
-    const search_figures aligned_i8 = measure_search(d, search_kind::i8_dot, best, o.queries);
-    print_row("memory floor, i8, 64-byte aligned", aligned_i8_floor, "");
-    print_row("i8 dot + top-10, " + isa_name(best) + ", 64-byte aligned", aligned_i8.time,
-              format("%.2fx aligned floor", aligned_i8.time.p50_ms / aligned_i8_floor.p50_ms) +
-                  format("; the +%.0f offset costs ", static_cast<double>(offset)) +
-                  format("%.2fx", i8_best.time.p50_ms / aligned_i8.time.p50_ms));
+    const auto aligned_rows = [&](const char* type, const placed_bytes& matrix, search_kind kind,
+                                  const latency& unaligned) {
+      const latency floor = measure_floor(matrix.bytes(), o.queries);
+      const search_figures aligned = measure_search(d, kind, best, o.queries);
+      print_row(std::string("memory floor, ") + type + ", 64-byte aligned", floor, "");
+      print_row(std::string(type) + " dot + top-10, " + isa_name(best) + ", 64-byte aligned", aligned.time,
+                format("%.2fx aligned floor", aligned.time.p50_ms / floor.p50_ms) +
+                    format("; the +%.0f offset costs ", offset) +
+                    format("%.2fx", unaligned.p50_ms / aligned.time.p50_ms));
+    };
+    aligned_rows("f32", d.f32_matrix, search_kind::f32_dot, f32_best.time);
+    aligned_rows("i8", d.i8_matrix, search_kind::i8_dot, i8_best.time);
   }
   std::printf("  timings include the top-10 selection; every query runs once untimed first; "
               "percentiles of %zu queries\n",

@@ -15,10 +15,10 @@
 //   build-fuzz/fuzz/embedding_answer_fuzz -dict=fuzz/embedding_answer_fuzz.dict corpus/ fuzz/seeds/embedding_answer_fuzz/
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -55,7 +55,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const float value : *vector) require(std::isfinite(value));
     // A plain array: the answer parser must agree.
     require(answer.has_value() == (vector->size() == dim));
-    if (answer) require(std::memcmp(vector->data(), row.data(), dim * sizeof(float)) == 0);
+    if (answer) require(std::equal(vector->begin(), vector->end(), row.begin(), row.end()));
   }
   return 0;
 }

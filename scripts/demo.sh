@@ -30,10 +30,11 @@ echo "\$ agentsdb inspect build/demo/AGENTS.db --id $first_id"
 "$agentsdb" inspect "$out/AGENTS.db" --id "$first_id"
 
 # Search the compiled docs. The layer records the hash embedder's profile, so
-# the query is embedded the same way; hybrid mode adds BM25 over the contents.
+# the query is embedded the same way (a bag of exact tokens: words of the docs
+# match, paraphrases do not); hybrid mode adds BM25 over the contents.
 echo
-echo "\$ agentsdb search --base build/demo/AGENTS.db --query 'how are layers searched and which layer wins' -k 3"
-"$agentsdb" search --base "$out/AGENTS.db" --query "how are layers searched and which layer wins" -k 3
+echo "\$ agentsdb search --base build/demo/AGENTS.db --query 'which layer wins when the same chunk id is in two layers' -k 3"
+"$agentsdb" search --base "$out/AGENTS.db" --query "which layer wins when the same chunk id is in two layers" -k 3
 echo
 echo "\$ agentsdb search --base build/demo/AGENTS.db --query 'quantisation scale for i8 embeddings' --mode hybrid -k 3"
 "$agentsdb" search --base "$out/AGENTS.db" --query "quantisation scale for i8 embeddings" --mode hybrid -k 3

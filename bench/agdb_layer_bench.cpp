@@ -86,7 +86,21 @@
 #include "agentctx/agdb/layer_writer.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 
+#include "bench_support.hpp"
+
 namespace {
+
+using agentctx_bench::bench_clock;
+using agentctx_bench::elapsed;
+using agentctx_bench::format;
+using agentctx_bench::megabytes;
+using agentctx_bench::optimised_build;
+using agentctx_bench::random_source;
+using agentctx_bench::scratch_directory;
+using agentctx_bench::seconds_since;
+using agentctx_bench::stopwatch;
+using agentctx_bench::system_failure;
+using agentctx_bench::verdict;
 
 namespace agdb = agentctx::agdb;
 namespace io = agentctx::io;
@@ -117,10 +131,6 @@ struct options {
 };
 
 /// The error of a failed system call, like the library's: "open failed: No such file".
-unexpected system_failure(std::string_view call, const std::string& path, int error_number) {
-  return agentctx::fail(errc::io_error, std::string(call) + " failed: " + std::strerror(error_number), path);
-}
-
 // ---- command line -------------------------------------------------------------
 
 template <class T>
@@ -184,57 +194,7 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
   return o;
 }
 
-// ---- temporary directory ------------------------------------------------------
-
-/// A directory made by mkdtemp, removed with its contents when destroyed.
-class temporary_directory {
- public:
-  static result<temporary_directory> create() {
-    const char* base = std::getenv("TMPDIR");
-    const std::string pattern =
-        std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/agdb_layer_bench.XXXXXX";
-    std::string path = pattern;  // mkdtemp fills in the Xs, also when it fails
-    if (::mkdtemp(path.data()) == nullptr) return system_failure("mkdtemp", pattern, errno);
-    return temporary_directory(std::move(path));
-  }
-  temporary_directory(temporary_directory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-  temporary_directory& operator=(temporary_directory&&) = delete;
-  temporary_directory(const temporary_directory&) = delete;
-  temporary_directory& operator=(const temporary_directory&) = delete;
-  ~temporary_directory() {
-    if (path_.empty()) return;
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-
-  const std::string& path() const noexcept { return path_; }
-  std::string file(std::string_view name) const { return path_ + "/" + std::string(name); }
-
- private:
-  explicit temporary_directory(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
-
 // ---- synthetic layer ------------------------------------------------------------
-
-/// splitmix64: a fast deterministic generator; the layer is the same every run.
-class random_source {
- public:
-  explicit random_source(std::uint64_t seed) noexcept : state_(seed) {}
-  std::uint64_t next() noexcept {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [0, bound).
-  std::size_t below(std::size_t bound) noexcept { return static_cast<std::size_t>(next() % bound); }
-  /// Uniform in [-1, 1).
-  float signed_unit() noexcept { return static_cast<float>(next() >> 40) / 8388608.0f - 1.0f; }
-
- private:
-  std::uint64_t state_;
-};
 
 constexpr std::string_view common_words[] = {
     "the",      "layer",     "chunk",     "agent",      "context",   "file",      "index",    "query",
@@ -349,37 +309,6 @@ agdb::layer_contents make_layer(std::size_t chunk_count, std::uint32_t dim) {
 
 // ---- timing ----------------------------------------------------------------------
 
-using bench_clock = std::chrono::steady_clock;
-
-double seconds_since(bench_clock::time_point start) {
-  return std::chrono::duration<double>(bench_clock::now() - start).count();
-}
-
-/// CPU seconds this process has used, user and kernel (the kernel's share
-/// matters for writes: copying into the page cache runs in the caller).
-double process_cpu_seconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-/// Wall-clock and CPU time of one measured stretch. On a busy machine wall
-/// time includes waiting for a CPU; the CPU time does not.
-struct elapsed {
-  double wall = 0.0;
-  double cpu = 0.0;
-};
-
-class stopwatch {
- public:
-  stopwatch() : wall_start_(bench_clock::now()), cpu_start_(process_cpu_seconds()) {}
-  elapsed stop() const { return {seconds_since(wall_start_), process_cpu_seconds() - cpu_start_}; }
-
- private:
-  bench_clock::time_point wall_start_;
-  double cpu_start_;
-};
-
 long minor_page_faults() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
@@ -403,7 +332,6 @@ elapsed median(const std::vector<elapsed>& samples) {
   return {median(std::move(wall)), median(std::move(cpu))};
 }
 
-double megabytes(std::uint64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
 // ---- baselines ---------------------------------------------------------------------
 
@@ -531,7 +459,7 @@ struct open_figures {
   double faults_per_open = 0.0;   ///< minor page faults per layer_reader::open
 };
 
-result<open_figures> measure_open(const temporary_directory& dir, std::size_t chunks, std::uint32_t dim,
+result<open_figures> measure_open(const scratch_directory& dir, std::size_t chunks, std::uint32_t dim,
                                    int samples) {
   const std::string path = dir.file("open-" + std::to_string(chunks) + ".agdb");
   {
@@ -625,7 +553,7 @@ struct write_figures {
   std::vector<double> write_layer_walls, floor_walls;  ///< every run, in order
 };
 
-result<write_figures> measure_write(const temporary_directory& dir, const agdb::layer_contents& layer,
+result<write_figures> measure_write(const scratch_directory& dir, const agdb::layer_contents& layer,
                                      std::span<const std::byte> layer_bytes, int runs) {
   write_figures figures;
   std::vector<elapsed> layer_samples, plan_samples, raw_write_samples, raw_rename_samples;
@@ -681,7 +609,6 @@ result<write_figures> measure_write(const temporary_directory& dir, const agdb::
 
 // ---- report ------------------------------------------------------------------------
 
-const char* verdict(bool met) { return met ? "PASS" : "MISS"; }
 
 void print_rule() { std::puts(std::string(107, '-').c_str()); }
 
@@ -691,11 +618,6 @@ void print_row(const std::string& figure, const std::string& measured, const std
               outcome_text);
 }
 
-std::string format(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
 
 std::string with_commas(std::uint64_t value) {
   const std::string digits = std::to_string(value);
@@ -713,13 +635,6 @@ std::string milliseconds_list(const std::vector<double>& seconds) {
   return out + " ms";
 }
 
-constexpr bool optimised_build() {
-#if defined(__OPTIMIZE__) && defined(NDEBUG)
-  return true;
-#else
-  return false;
-#endif
-}
 
 void print_machine_note() {
   if (!optimised_build()) {
@@ -792,9 +707,9 @@ int report_failure(const agentctx::error& e) {
 }
 
 int run(const options& o) {
-  auto made = temporary_directory::create();
+  auto made = scratch_directory::create("agdb_layer_bench");
   if (!made) return report_failure(made.error());
-  const temporary_directory& dir = *made;
+  const scratch_directory& dir = *made;
 
   std::printf("agdb_layer_bench: %s chunks x %u dims f32 in %s%s\n", with_commas(o.chunks).c_str(), o.dim,
               dir.path().c_str(), o.small ? " (--small: a smoke test, single runs)" : "");

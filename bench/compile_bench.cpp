@@ -67,7 +67,19 @@
 #include "agentctx/core/sha256.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 
+#include "bench_support.hpp"
+
 namespace {
+
+using agentctx_bench::elapsed;
+using agentctx_bench::format;
+using agentctx_bench::megabytes;
+using agentctx_bench::optimised_build;
+using agentctx_bench::random_source;
+using agentctx_bench::scratch_directory;
+using agentctx_bench::stopwatch;
+using agentctx_bench::system_failure;
+using agentctx_bench::verdict;
 
 namespace agdb = agentctx::agdb;
 namespace io = agentctx::io;
@@ -91,10 +103,6 @@ struct options {
   int runs = 3;
   bool small = false;
 };
-
-unexpected system_failure(std::string_view call, const std::string& path, int error_number) {
-  return agentctx::fail(errc::io_error, std::string(call) + " failed: " + std::strerror(error_number), path);
-}
 
 // ---- command line -------------------------------------------------------------
 
@@ -137,53 +145,7 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
   return o;
 }
 
-// ---- temporary directory ------------------------------------------------------
-
-/// A directory made by mkdtemp, removed with its contents when destroyed.
-class scratch_directory {
- public:
-  static result<scratch_directory> create() {
-    const char* base = std::getenv("TMPDIR");
-    std::string path = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/compile_bench.XXXXXX";
-    if (::mkdtemp(path.data()) == nullptr) return system_failure("mkdtemp", path, errno);
-    return scratch_directory(std::move(path));
-  }
-  scratch_directory(scratch_directory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-  scratch_directory& operator=(scratch_directory&&) = delete;
-  scratch_directory(const scratch_directory&) = delete;
-  scratch_directory& operator=(const scratch_directory&) = delete;
-  ~scratch_directory() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-
-  const std::string& path() const noexcept { return path_; }
-
- private:
-  explicit scratch_directory(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
-
 // ---- synthetic corpus -----------------------------------------------------------
-
-/// splitmix64: the corpus is the same every run.
-class random_source {
- public:
-  explicit random_source(std::uint64_t seed) noexcept : state_(seed) {}
-  std::uint64_t next() noexcept {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  /// Uniform in [0, bound).
-  std::size_t below(std::size_t bound) noexcept { return static_cast<std::size_t>(next() % bound); }
-  /// True once in `n` draws on average.
-  bool one_in(std::size_t n) noexcept { return below(n) == 0; }
-
- private:
-  std::uint64_t state_;
-};
 
 constexpr std::string_view words[] = {
     "the",     "agent",    "context",   "layer",    "chunk",    "build",    "test",      "run",
@@ -421,33 +383,6 @@ result<corpus_summary> write_corpus(const std::filesystem::path& root, std::uint
 
 // ---- timing ----------------------------------------------------------------------
 
-using bench_clock = std::chrono::steady_clock;
-
-double process_cpu_seconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
-/// Wall-clock and CPU time (all threads of the process) of one measured stretch.
-struct elapsed {
-  double wall = 0.0;
-  double cpu = 0.0;
-};
-
-class stopwatch {
- public:
-  stopwatch() : wall_start_(bench_clock::now()), cpu_start_(process_cpu_seconds()) {}
-  elapsed stop() const {
-    return {std::chrono::duration<double>(bench_clock::now() - wall_start_).count(),
-            process_cpu_seconds() - cpu_start_};
-  }
-
- private:
-  bench_clock::time_point wall_start_;
-  double cpu_start_;
-};
-
 /// The sample with the median wall time (its CPU time comes with it).
 elapsed median(std::vector<elapsed> samples) {
   if (samples.empty()) return {};
@@ -455,7 +390,6 @@ elapsed median(std::vector<elapsed> samples) {
   return samples[samples.size() / 2];
 }
 
-double megabytes(std::uint64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 
 // ---- measurements ------------------------------------------------------------------
 
@@ -599,18 +533,12 @@ result<phase_figures> measure_phases(const std::string& root, const std::string&
 
 // ---- report ------------------------------------------------------------------------
 
-const char* verdict(bool met) { return met ? "PASS" : "MISS"; }
 
-std::string format(const char* pattern, double value) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
 
 void print_machine_note() {
-#if !defined(__OPTIMIZE__) || !defined(NDEBUG)
-  std::puts("note: this build is not optimised (no -O with NDEBUG): figures are not representative");
-#endif
+  if (!optimised_build()) {
+    std::puts("note: this build is not optimised (no -O with NDEBUG): figures are not representative");
+  }
   double load[1] = {0.0};
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   if (::getloadavg(load, 1) == 1) {
@@ -630,7 +558,7 @@ int report_failure(const agentctx::error& e) {
 }
 
 int run(const options& o) {
-  auto made = scratch_directory::create();
+  auto made = scratch_directory::create("compile_bench");
   if (!made) return report_failure(made.error());
   const scratch_directory& dir = *made;
   const std::string root = dir.path() + "/corpus";

@@ -81,6 +81,8 @@
 #include "agentctx/vector/similarity_kernels.hpp"
 #include "agentctx/vector/top_k.hpp"
 
+#include "bench_support.hpp"
+
 #if AGENTCTX_VECTOR_X86
 #include <immintrin.h>
 #endif
@@ -89,6 +91,14 @@
 #endif
 
 namespace {
+
+using agentctx_bench::bench_clock;
+using agentctx_bench::format;
+using agentctx_bench::optimised_build;
+using agentctx_bench::scratch_directory;
+using agentctx_bench::seconds_since;
+using agentctx_bench::thread_cpu_seconds;
+using agentctx_bench::verdict;
 
 namespace vector = agentctx::vector;
 using vector::instruction_set;
@@ -319,20 +329,6 @@ std::span<const float> query_of(const dataset& d, std::size_t q) { return {d.que
 
 // ---- timing ----------------------------------------------------------------------
 
-using bench_clock = std::chrono::steady_clock;
-
-double seconds_since(bench_clock::time_point start) {
-  return std::chrono::duration<double>(bench_clock::now() - start).count();
-}
-
-/// CPU seconds the calling thread has used. Next to wall time it shows how
-/// much of a figure was spent waiting for a CPU on a busy machine.
-double thread_cpu_seconds() {
-  timespec t{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
-
 /// Per-query times of one figure.
 struct latency {
   double p50_ms = 0.0;
@@ -525,25 +521,6 @@ search_figures measure_faiss(const dataset& d, std::size_t query_count) {
 
 // ---- the library's layer search, end to end -------------------------------------------
 
-/// A temporary directory (mkdtemp under $TMPDIR or /tmp), removed with its files.
-class temporary_directory {
- public:
-  temporary_directory() {
-    const char* base = std::getenv("TMPDIR");
-    std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/agentctx-vbench-XXXXXX";
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~temporary_directory() {
-    if (!path_.empty()) std::filesystem::remove_all(path_);
-  }
-  temporary_directory(const temporary_directory&) = delete;
-  temporary_directory& operator=(const temporary_directory&) = delete;
-  const std::string& path() const noexcept { return path_; }
-
- private:
-  std::string path_;
-};
-
 /// Writes the data set as a base layer (one chunk per row) at `path`.
 agentctx::result<void> write_bench_layer(const dataset& d, agentctx::agdb::element_type type,
                                          const std::string& path) {
@@ -603,17 +580,11 @@ std::optional<search_figures> measure_layer_search(const std::string& path, cons
 
 // ---- report ------------------------------------------------------------------------
 
-const char* verdict(bool met) { return met ? "PASS" : "MISS"; }
 
 void print_row(const std::string& figure, latency t, const std::string& note) {
   std::printf("  %-44s %8.3f %8.3f %8.3f   %s\n", figure.c_str(), t.p50_ms, t.p90_ms, t.cpu_p50_ms, note.c_str());
 }
 
-std::string format(const char* pattern, double value) {
-  char buffer[96];
-  std::snprintf(buffer, sizeof buffer, pattern, value);
-  return buffer;
-}
 
 std::string isa_name(instruction_set isa) { return std::string(vector::to_string(isa)); }
 
@@ -628,13 +599,6 @@ std::string kernel_name(instruction_set isa, vector::kernel_choice used) {
   return isa_name(isa);
 }
 
-constexpr bool optimised_build() {
-#if defined(__OPTIMIZE__) && defined(NDEBUG)
-  return true;
-#else
-  return false;
-#endif
-}
 
 void print_machine_note() {
   if (!optimised_build()) {
@@ -731,19 +695,18 @@ int run(const options& o) {
   std::optional<latency> layer_f32_time;
   bool layer_search_failed = false;
   {
-    temporary_directory dir;
+    auto dir = scratch_directory::create("vector_search_bench");
     namespace agdb = agentctx::agdb;
     for (const agdb::element_type type : {agdb::element_type::f32, agdb::element_type::i8}) {
       const bool is_f32 = type == agdb::element_type::f32;
-      const std::string path = dir.path() + (is_f32 ? "/f32.db" : "/i8.db");
-      if (dir.path().empty() || !write_bench_layer(d, type, path)) {
+      if (!dir || !write_bench_layer(d, type, dir->file(is_f32 ? "f32.db" : "i8.db"))) {
         std::puts("  could not write the layer files under $TMPDIR");
         layer_search_failed = true;
         break;
       }
       for (const unsigned threads : {1u, 2u}) {
         if (threads > 1 && ::sysconf(_SC_NPROCESSORS_ONLN) < 2) continue;
-        const std::optional<search_figures> f = measure_layer_search(path, d, threads);
+        const std::optional<search_figures> f = measure_layer_search(dir->file(is_f32 ? "f32.db" : "i8.db"), d, threads);
         if (!f) {
           layer_search_failed = true;
           break;

@@ -483,6 +483,36 @@ TEST_CASE("stack errors: duplicate layer, mixed dimensions, missing files") {
   CHECK(missing_optional->layers().size() == 1);
 }
 
+TEST_CASE("stack errors: a dim beyond max_dim, a metadata profile of another dim") {
+  SUBCASE("a layer of no rows may declare any dim; above max_dim it is refused before any query allocates it") {
+    for (const std::uint32_t dim : {agdb::layer_stack::max_dim + 1, std::uint32_t{0x7D000002}}) {
+      CAPTURE(dim);
+      stack_builder b;
+      b.add(layer_id::base, make_contents({}, dim));
+      auto stack = agdb::layer_stack::open(b.fs, b.locations);
+      REQUIRE_FALSE(stack.has_value());
+      CHECK(stack.error().code == agentctx::errc::invalid_value);
+      CHECK(stack.error().message ==
+            "the embedding matrix has dim " + std::to_string(dim) + "; search supports at most 65536");
+      CHECK(stack.error().path == "/AGENTS.db");
+    }
+    stack_builder at_limit;
+    at_limit.add(layer_id::base, make_contents({}, agdb::layer_stack::max_dim));
+    CHECK(agdb::layer_stack::open(at_limit.fs, at_limit.locations).has_value());
+  }
+  SUBCASE("the profile in the metadata must describe the matrix") {
+    const agdb::embedding_profile hash8{"hash", std::nullopt, std::nullopt, 8, "none"};
+    stack_builder b;
+    b.add(layer_id::base, make_contents({{1, "canonical", "a", axis(4, 0)}}, 4, agdb::element_type::f32,
+                                        agdb::layer_metadata_json(hash8, "test", "1")));
+    auto stack = agdb::layer_stack::open(b.fs, b.locations);
+    REQUIRE_FALSE(stack.has_value());
+    CHECK(stack.error().code == agentctx::errc::incompatible);
+    CHECK(stack.error().message ==
+          "the layer metadata's embedding profile has dim 8 but the embedding matrix has dim 4");
+  }
+}
+
 TEST_CASE("profile resolution") {
   const std::uint32_t dim = 8;
   const agdb::embedding_profile hash8{"hash", std::nullopt, std::nullopt, dim, "none"};

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agentctx/agdb/hash_embedder.hpp"
+#include "agentctx/agdb/layer_stack.hpp"
 #include "agentctx/agdb/layer_writer.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "cli/cli_test_support.hpp"
@@ -204,6 +205,15 @@ TEST_CASE("agentsdb search: errors exit 1 or 2 with one line") {
     CAPTURE(c.fragment);
     check_error(agentsdb(c.args, c.cwd), c.exit_code, c.fragment);
   }
+}
+
+TEST_CASE("agentsdb search: a layer declaring a dim beyond the limit is refused with one line, exit 1") {
+  io_test::temporary_directory dir;
+  agdb::layer_contents layer;  // no rows: any dim is consistent with the (empty) matrix
+  layer.embeddings.dim = agdb::layer_stack::max_dim + 1;
+  REQUIRE(agdb::write_layer(agentctx::io::default_file_system(), dir.path() + "/AGENTS.db", layer).has_value());
+  check_error(agentsdb({"search", "--query", "anything"}, dir.path()), 1,
+              "the embedding matrix has dim 65537; search supports at most 65536");
 }
 
 TEST_CASE("agentsdb search: a layer without metadata is searched with the hash embedder and a warning") {

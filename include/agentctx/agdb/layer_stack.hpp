@@ -155,16 +155,24 @@ class layer_stack {
   /// Kind strings with a meaning of their own.
   static constexpr std::string_view tombstone_kind = "tombstone";
 
+  /// The largest embedding dimension a stack accepts: far above any embedding
+  /// model's (384 to 4,096 are common), and a bound on what a query costs.
+  /// Without it a layer of zero rows could declare any dim up to 2^32 - 1
+  /// with no bytes to back it, and every query would allocate that many
+  /// values.
+  static constexpr std::uint32_t max_dim = 65536;
+
   layer_stack() = default;
   layer_stack(layer_stack&&) noexcept = default;
   layer_stack& operator=(layer_stack&&) noexcept = default;
 
   /// Builds a stack from readers (any order). Fails with invalid_argument when
-  /// a layer appears twice; invalid_value when a matrix has dim 0; incompatible when two layers' embedding
-  /// dimensions differ; the metadata's parse error (invalid_value, with the
-  /// layer's path) when a layer's metadata is not a readable profile; and
-  /// data errors (with path and offset) when a chunk's kind string or
-  /// embedding row is out of range.
+  /// a layer appears twice; invalid_value when a matrix has dim 0 or above
+  /// max_dim; incompatible when two layers' embedding dimensions differ, or a
+  /// layer's metadata profile declares another dim than its matrix has; the
+  /// metadata's parse error (invalid_value, with the layer's path) when a
+  /// layer's metadata is not a readable profile; and data errors (with path
+  /// and offset) when a chunk's kind string or embedding row is out of range.
   static result<layer_stack> build(std::vector<std::pair<layer_id, layer_reader>> readers);
 
   /// Opens the files through `fs`; a missing file that is not required is
@@ -319,9 +327,20 @@ inline result<layer_stack> layer_stack::build(std::vector<std::pair<layer_id, la
       layer.profile = std::move(*profile);
     }
     const std::uint32_t dim = layer.reader.embedding_header().dim;
-    if (dim == 0) {
-      return fail(errc::invalid_value, "the embedding matrix has dim 0", layer.reader.path(),
-                  layer.reader.sections()[*layer.reader.find_section(section_kind::embedding_matrix)].offset + 8);
+    const std::uint64_t dim_offset =
+        layer.reader.sections()[*layer.reader.find_section(section_kind::embedding_matrix)].offset + 8;
+    if (dim == 0) return fail(errc::invalid_value, "the embedding matrix has dim 0", layer.reader.path(), dim_offset);
+    if (dim > max_dim) {
+      return fail(errc::invalid_value,
+                  "the embedding matrix has dim " + std::to_string(dim) + "; search supports at most " +
+                      std::to_string(max_dim),
+                  layer.reader.path(), dim_offset);
+    }
+    if (layer.profile && layer.profile->dim != dim) {
+      return fail(errc::incompatible,
+                  "the layer metadata's embedding profile has dim " + std::to_string(layer.profile->dim) +
+                      " but the embedding matrix has dim " + std::to_string(dim),
+                  layer.reader.path());
     }
     if (stack.layers_.empty()) {
       stack.dim_ = dim;

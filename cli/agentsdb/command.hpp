@@ -58,5 +58,6 @@ void register_inspect(CLI::App& app, command_table& table);
 void register_validate(CLI::App& app, command_table& table);
 void register_compile(CLI::App& app, command_table& table);
 void register_search(CLI::App& app, command_table& table);
+void register_write(CLI::App& app, command_table& table);
 
 }  // namespace agentsdb

@@ -8,7 +8,7 @@
 #include "agentsdb/command.hpp"
 
 int main(int argc, char** argv) {
-  CLI::App app{"agentsdb: build, search, inspect and validate AGENTS.db context layers", "agentsdb"};
+  CLI::App app{"agentsdb: build, search, write, inspect and validate AGENTS.db context layers", "agentsdb"};
   app.set_version_flag("--version", "agentsdb (agentctx) 0.1.0");
   app.require_subcommand(1);
   app.footer("Exit codes: 0 success, 1 invalid or damaged data / not found, 2 usage or I/O error.\n"
@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   agentsdb::register_inspect(app, table);
   agentsdb::register_search(app, table);
   agentsdb::register_validate(app, table);
+  agentsdb::register_write(app, table);
 
   try {
     app.parse(argc, argv);

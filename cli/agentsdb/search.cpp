@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "agentctx/agdb/embedder_config.hpp"
+#include "agentctx/agdb/layer_embedder.hpp"
 #include "agentctx/agdb/layer_search.hpp"
 #include "agentctx/agdb/layer_stack.hpp"
 #include "agentctx/io/posix_file_system.hpp"
@@ -60,17 +60,12 @@ agentctx::result<std::vector<float>> embed_query(const agdb::layer_stack& stack,
                                                  const search_cli_options& o, std::vector<std::string>& warnings) {
   auto configured = to_embedder_config(o.embedder);
   if (!configured) return agentctx::unexpected(std::move(configured).error());
-  std::optional<agdb::embedding_profile> configured_profile;
-  if (*configured) configured_profile = (*configured)->profile;
-  auto resolved = agdb::resolve_embedding_profile(stack, selected, configured_profile);
-  if (!resolved) return agentctx::unexpected(std::move(resolved).error());
-  warnings.insert(warnings.end(), resolved->warnings.begin(), resolved->warnings.end());
-  agentctx::result<agdb::embedder_config> config =
-      *configured ? agentctx::result<agdb::embedder_config>(**configured) : agdb::config_for_profile(resolved->profile);
-  if (!config) return agentctx::unexpected(std::move(config).error());
-  auto embedder = agdb::make_embedder(*config, agentctx::io::default_file_system());
+  auto choice = agdb::embedder_config_for_layers(stack, selected, *configured);
+  if (!choice) return agentctx::unexpected(std::move(choice).error());
+  warnings.insert(warnings.end(), choice->warnings.begin(), choice->warnings.end());
+  auto embedder = agdb::make_embedder(choice->config, agentctx::io::default_file_system());
   if (!embedder) return agentctx::unexpected(std::move(embedder).error());
-  std::vector<float> vector(resolved->profile.dim);
+  std::vector<float> vector(choice->config.profile.dim);
   const std::string_view text = *o.query;
   AGENTCTX_TRY((*embedder)->embed(std::span(&text, 1), vector));
   return vector;

@@ -30,6 +30,7 @@ using cli_test::array_of;
 using cli_test::check_clean_success;
 using cli_test::check_error;
 using cli_test::contains;
+using cli_test::joined;
 using cli_test::line_count;
 using cli_test::number_of;
 using cli_test::parse_json;
@@ -111,11 +112,6 @@ struct compiled_layer {
   }
 };
 
-std::string joined(const std::vector<std::string>& args) {
-  std::string out;
-  for (const auto& a : args) out += (out.empty() ? "" : " ") + a;
-  return out;
-}
 
 // Runs a command that must succeed with nothing on stderr and parses the JSON
 // it prints (the document lives in `parser`).

@@ -175,6 +175,13 @@ inline void check_error(const run_result& r, int exit_code, std::string_view fra
   CHECK(contains(r.err, fragment));
 }
 
+/// The arguments joined by spaces, for test messages.
+inline std::string joined(const std::vector<std::string>& args) {
+  std::string out;
+  for (const auto& a : args) out += (out.empty() ? "" : " ") + a;
+  return out;
+}
+
 /// The command succeeded with nothing on stderr.
 inline void check_clean_success(const run_result& r) {
   INFO("stdout: " << r.out);

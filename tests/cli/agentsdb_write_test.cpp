@@ -5,7 +5,9 @@
 #include <simdjson.h>
 
 #include <filesystem>
+#include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/cli_test_support.hpp"
@@ -132,6 +134,38 @@ TEST_CASE("agentsdb write: an embedder that differs from the layers' profile is 
               2, "was embedded with hash(dim=128, norm=none), which differs from the configured embedder hash(dim=32");
   CHECK(cli_test::read_file(dir.path() + "/AGENTS.local.db") == before);
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/AGENTS.delta.db"));
+}
+
+TEST_CASE("agentsdb write: processes writing to one layer at once lose nothing") {
+  io_test::temporary_directory dir;
+  constexpr int writers = 4;
+  constexpr int writes_each = 5;
+  std::vector<int> failures(writers, 0);
+  std::vector<std::thread> threads;
+  for (int w = 0; w < writers; ++w) {
+    threads.emplace_back([&, w] {
+      for (int i = 0; i < writes_each; ++i) {
+        const std::string content = "process " + std::to_string(w) + " note " + std::to_string(i);
+        const run_result r = cli_test::run(AGENTSDB_BIN, {"write", "--scope", "delta", "--content", content, "--kind",
+                                                          "note", "--confidence", "0.5"},
+                                           dir.path());
+        if (r.exit_code != 0 || !r.err.empty()) ++failures[w];
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  CHECK(failures == std::vector<int>(writers, 0));
+  simdjson::dom::parser parser;
+  const auto listed = cli_test::parse_output(
+      parser, agentsdb({"inspect", "--list", "--json", dir.path() + "/AGENTS.delta.db"}));
+  std::set<std::uint64_t> ids;
+  std::set<std::string> contents;
+  for (simdjson::dom::element chunk : array_of(listed, "chunks")) {
+    ids.insert(number_of(chunk, "id"));
+    contents.insert(text_of(chunk, "content"));
+  }
+  CHECK(ids.size() == writers * writes_each);
+  CHECK(contents.size() == writers * writes_each);
 }
 
 #endif

@@ -65,7 +65,6 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
-#include <csignal>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -87,20 +86,28 @@
 #include "agentctx/io/posix_file_system.hpp"
 
 #include "bench_support.hpp"
+#include "synthetic_layer.hpp"
 
 namespace {
 
 using agentctx_bench::bench_clock;
 using agentctx_bench::elapsed;
 using agentctx_bench::format;
+using agentctx_bench::make_layer;
+using agentctx_bench::median;
+using agentctx_bench::median_elapsed;
 using agentctx_bench::megabytes;
-using agentctx_bench::optimised_build;
-using agentctx_bench::random_source;
+using agentctx_bench::parse_positive;
+using agentctx_bench::print_machine_note;
+using agentctx_bench::print_usage_if_asked;
+using agentctx_bench::raw_write_times;
 using agentctx_bench::scratch_directory;
 using agentctx_bench::seconds_since;
 using agentctx_bench::stopwatch;
 using agentctx_bench::system_failure;
+using agentctx_bench::time_raw_write;
 using agentctx_bench::verdict;
+using agentctx_bench::with_commas;
 
 namespace agdb = agentctx::agdb;
 namespace io = agentctx::io;
@@ -133,31 +140,18 @@ struct options {
 /// The error of a failed system call, like the library's: "open failed: No such file".
 // ---- command line -------------------------------------------------------------
 
-template <class T>
-bool parse_positive(std::string_view text, T& out) {
-  std::uint64_t value = 0;
-  auto [end, code] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (code != std::errc() || end != text.data() + text.size() || value == 0 ||
-      value > std::numeric_limits<T>::max() || value > std::numeric_limits<std::uint32_t>::max()) {
-    return false;
-  }
-  out = static_cast<T>(value);
-  return true;
-}
-
 /// Parses argv; nullopt after printing usage (with `exit_code` set).
 std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
+  if (print_usage_if_asked(argc, argv, usage)) {
+    exit_code = 0;
+    return std::nullopt;
+  }
   options o;
   std::optional<std::size_t> chunks;
   std::optional<std::uint32_t> dim;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
     const bool has_value = i + 1 < argc;
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(usage, stdout);
-      exit_code = 0;
-      return std::nullopt;
-    }
     if (arg == "--small") {
       o.small = true;
     } else if (arg == "--chunks" && has_value) {
@@ -194,142 +188,12 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
   return o;
 }
 
-// ---- synthetic layer ------------------------------------------------------------
-
-constexpr std::string_view common_words[] = {
-    "the",      "layer",     "chunk",     "agent",      "context",   "file",      "index",    "query",
-    "build",    "test",      "error",     "value",      "returns",   "when",      "with",     "from",
-    "into",     "every",     "section",   "string",     "offset",    "length",    "header",   "record",
-    "embedding", "vector",   "model",     "profile",    "source",    "reader",    "writer",   "mapping",
-    "checks",   "before",    "after",     "must",       "should",    "never",     "always",   "once",
-    "memory",   "disk",      "sync",      "rename",     "directory", "temporary", "atomic",   "crash",
-    "recovery", "version",   "format",    "field",      "table",     "row",       "column",   "matrix",
-    "dimension", "search",   "score",     "rank",       "result",    "cache",     "key",      "hash",
-    "commit",   "review",    "decision",  "because",    "instead",   "keeps",     "stays",    "valid",
-    "while",    "lives",     "owner",     "borrowed",   "bytes",     "little",    "endian",   "aligned",
-    "request",  "response",  "server",    "client",     "tool",      "call",      "turn",     "session",
-    "user",     "assistant", "prompt",    "summary",    "relay",     "message",   "queue",    "retry",
-    "timeout",  "limit",     "budget",    "token",      "window",    "delta",     "base",     "merge",
-    "conflict", "resolved",  "pending",   "accepted",   "rejected",  "proposal",  "note",     "canonical",
-    "a",        "an",        "is",        "are",        "of",        "to",        "in",       "on",
-    "and",      "or",        "not",       "it",         "this",      "that",      "for",      "by",
-};
-// Non-ASCII words keep the UTF-8 checks off their all-ASCII fast path now and then.
-constexpr std::string_view rare_words[] = {"caf\xc3\xa9",     "na\xc3\xafve", "\xe2\x86\x92",
-                                           "\xe2\x80\x94",    "Z\xc3\xbcrich", "\xc2\xb5s",
-                                           "\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e", "\xe2\x9c\x93"};
-constexpr std::string_view chunk_kinds[] = {"canonical", "note", "decision", "task", "log", "reference"};
-constexpr std::string_view source_areas[] = {"docs", "src", "tests", "design", "notes", "cli", "include", "ops"};
-
-void append_word(std::string& out, random_source& random, bool capitalised) {
-  const std::size_t at = out.size();
-  if (random.below(60) == 0) {
-    out += rare_words[random.below(std::size(rare_words))];
-  } else if (random.below(40) == 0) {
-    out += '`';
-    out += common_words[random.below(std::size(common_words))];
-    out += "_";
-    out += common_words[random.below(std::size(common_words))];
-    out += "()`";
-  } else {
-    out += common_words[random.below(std::size(common_words))];
-  }
-  if (capitalised && out[at] >= 'a' && out[at] <= 'z') out[at] = static_cast<char>(out[at] - 'a' + 'A');
-}
-
-/// A markdown-like paragraph of 150 to 650 bytes under a short heading.
-std::string make_content(random_source& random) {
-  std::string out = "## ";
-  const std::size_t heading_words = 2 + random.below(4);
-  for (std::size_t w = 0; w < heading_words; ++w) {
-    if (w != 0) out += ' ';
-    append_word(out, random, true);
-  }
-  out += "\n\n";
-  const std::size_t target = 150 + random.below(500);
-  while (out.size() < target) {
-    const std::size_t words = 6 + random.below(13);
-    for (std::size_t w = 0; w < words; ++w) {
-      if (w != 0) out += ' ';
-      append_word(out, random, w == 0);
-    }
-    out += random.below(8) == 0 ? ".\n\n" : ". ";
-  }
-  return out;
-}
-
-agdb::source_ref make_source(random_source& random, std::uint32_t chunk_id) {
-  if (chunk_id > 1 && random.below(5) < 2) {
-    return agdb::source_ref::to_chunk(1 + static_cast<std::uint32_t>(random.below(chunk_id - 1)));
-  }
-  // 8 areas x 40 topics x 300 lines: many chunks cite the same place, as real ones do.
-  // One draw per statement: the operands of + are evaluated in no set order.
-  std::string text(source_areas[random.below(std::size(source_areas))]);
-  text += "/topic_" + std::to_string(random.below(40));
-  text += ".md:" + std::to_string(1 + random.below(300));
-  return agdb::source_ref::to_string(std::move(text));
-}
-
-agdb::layer_contents make_layer(std::size_t chunk_count, std::uint32_t dim) {
-  random_source random(0x5EEDull + chunk_count * 31 + dim);
-  agdb::layer_contents layer;
-  layer.chunks.reserve(chunk_count);
-  for (std::size_t i = 0; i < chunk_count; ++i) {
-    agdb::chunk c;
-    c.id = static_cast<std::uint32_t>(i + 1);
-    c.kind = std::string(chunk_kinds[random.below(std::size(chunk_kinds))]);
-    c.content = make_content(random);
-    c.author = random.below(10) < 7 ? "human" : "mcp";
-    c.confidence = 0.5f + static_cast<float>(random.below(51)) / 100.0f;
-    c.created_at_unix_ms = 1'765'000'000'000ull + i * 997 + random.below(997);
-    const std::size_t sources = random.below(4);
-    for (std::size_t s = 0; s < sources; ++s) c.sources.push_back(make_source(random, c.id));
-    layer.chunks.push_back(std::move(c));
-  }
-  agdb::embedding_matrix& m = layer.embeddings;
-  m.type = agdb::element_type::f32;
-  m.dim = dim;
-  m.quant_scale = 1.0f;
-  m.f32_values.resize(chunk_count * dim);
-  for (std::size_t row = 0; row < chunk_count; ++row) {
-    const std::span<float> values = std::span(m.f32_values).subspan(row * dim, dim);
-    double norm = 0.0;
-    for (float& v : values) {
-      v = random.signed_unit();
-      v += random.signed_unit();
-      norm += double{v} * v;
-    }
-    const float inverse = norm > 0.0 ? static_cast<float>(1.0 / std::sqrt(norm)) : 1.0f;
-    for (float& v : values) v *= inverse;
-  }
-  const agdb::embedding_profile profile{"hash", std::nullopt, std::nullopt, dim, "l2"};
-  layer.metadata_json = agdb::layer_metadata_json(profile, "agdb_layer_bench", "0.1.0");
-  return layer;
-}
-
 // ---- timing ----------------------------------------------------------------------
 
 long minor_page_faults() {
   rusage usage{};
   ::getrusage(RUSAGE_SELF, &usage);
   return usage.ru_minflt;
-}
-
-double median(std::vector<double> samples) {
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
-  if (n == 0) return 0.0;
-  return n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2.0;
-}
-
-/// Median wall and median CPU time, each taken separately.
-elapsed median(const std::vector<elapsed>& samples) {
-  std::vector<double> wall, cpu;
-  for (const elapsed& e : samples) {
-    wall.push_back(e.wall);
-    cpu.push_back(e.cpu);
-  }
-  return {median(std::move(wall)), median(std::move(cpu))};
 }
 
 
@@ -398,54 +262,6 @@ std::uint64_t sum_bytes(std::span<const std::byte> bytes) noexcept {
   return sum;
 }
 
-struct raw_write_times {
-  elapsed write_and_sync;   ///< open(O_CREAT|O_EXCL) + write() loop + fdatasync + close
-  elapsed rename_and_sync;  ///< rename + fsync of the directory
-  elapsed total() const noexcept {
-    return {write_and_sync.wall + rename_and_sync.wall, write_and_sync.cpu + rename_and_sync.cpu};
-  }
-};
-
-/// The raw floor of a durable atomic file replacement: the bytes written by
-/// write() to a fresh file in `directory`, synced, renamed into place and the
-/// directory synced. No encoding, no checks, no buffering beyond the kernel's.
-result<raw_write_times> time_raw_write(const std::string& directory, const std::string& temporary,
-                                        const std::string& target, std::span<const std::byte> bytes) {
-  raw_write_times times;
-  const stopwatch write_watch;
-  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return system_failure("open", temporary, errno);
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int e = n < 0 ? errno : EIO;
-      ::close(fd);
-      return system_failure("write", temporary, e);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  if (::fdatasync(fd) != 0) {
-    const int e = errno;
-    ::close(fd);
-    return system_failure("fdatasync", temporary, e);
-  }
-  if (::close(fd) != 0) return system_failure("close", temporary, errno);
-  times.write_and_sync = write_watch.stop();
-
-  const stopwatch rename_watch;
-  if (::rename(temporary.c_str(), target.c_str()) != 0) return system_failure("rename", temporary, errno);
-  const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir_fd < 0) return system_failure("open", directory, errno);
-  const int synced = ::fsync(dir_fd);
-  const int sync_errno = errno;
-  ::close(dir_fd);
-  if (synced != 0) return system_failure("fsync", directory, sync_errno);
-  times.rename_and_sync = rename_watch.stop();
-  return times;
-}
-
 // ---- measurements ------------------------------------------------------------------
 
 struct open_figures {
@@ -463,7 +279,7 @@ result<open_figures> measure_open(const scratch_directory& dir, std::size_t chun
                                    int samples) {
   const std::string path = dir.file("open-" + std::to_string(chunks) + ".agdb");
   {
-    const agdb::layer_contents layer = make_layer(chunks, dim);
+    const agdb::layer_contents layer = make_layer(chunks, dim, "agdb_layer_bench");
     if (auto written = agdb::write_layer(io::default_file_system(), path, layer); !written) {
       return unexpected(written.error());
     }
@@ -541,8 +357,8 @@ result<validate_figures> measure_validate(const agdb::layer_reader& reader, int 
     checksum = checksum + sum_bytes(reader.bytes());
     read_samples.push_back(read_watch.stop());
   }
-  figures.validate_time = median(validate_samples);
-  figures.read_time = median(read_samples);
+  figures.validate_time = median_elapsed(validate_samples);
+  figures.read_time = median_elapsed(read_samples);
   return figures;
 }
 
@@ -596,10 +412,10 @@ result<write_figures> measure_write(const scratch_directory& dir, const agdb::la
     plan_samples.push_back(plan_watch.stop());
     if (!plan) return unexpected(plan.error());
   }
-  figures.write_layer_time = median(layer_samples);
-  figures.floor.write_and_sync = median(raw_write_samples);
-  figures.floor.rename_and_sync = median(raw_rename_samples);
-  figures.plan_time = median(plan_samples);
+  figures.write_layer_time = median_elapsed(layer_samples);
+  figures.floor.write_and_sync = median_elapsed(raw_write_samples);
+  figures.floor.rename_and_sync = median_elapsed(raw_rename_samples);
+  figures.plan_time = median_elapsed(plan_samples);
   for (std::size_t i = 0; i < layer_samples.size(); ++i) {
     figures.write_layer_walls.push_back(layer_samples[i].wall);
     figures.floor_walls.push_back(raw_write_samples[i].wall + raw_rename_samples[i].wall);
@@ -619,36 +435,12 @@ void print_row(const std::string& figure, const std::string& measured, const std
 }
 
 
-std::string with_commas(std::uint64_t value) {
-  const std::string digits = std::to_string(value);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i != 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 std::string milliseconds_list(const std::vector<double>& seconds) {
   std::string out;
   for (double s : seconds) out += (out.empty() ? "" : ", ") + format("%.1f", s * 1e3);
   return out + " ms";
 }
 
-
-void print_machine_note() {
-  if (!optimised_build()) {
-    std::puts("note: this build is not optimised (no -O with NDEBUG): figures are not representative");
-  }
-  double load[1] = {0.0};
-  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
-  if (::getloadavg(load, 1) == 1) {
-    std::printf("machine: %ld CPUs, load average %.1f%s\n", cpus, load[0],
-                load[0] > static_cast<double>(cpus)
-                    ? ": busy, so wall-clock figures include waiting for a CPU (CPU times are under parts)"
-                    : "");
-  }
-}
 
 void print_report(const options& o, const std::vector<open_figures>& opens, const validate_figures& v,
                   const write_figures& w) {
@@ -701,10 +493,7 @@ void print_report(const options& o, const std::vector<open_figures>& opens, cons
               o.write_runs);
 }
 
-int report_failure(const agentctx::error& e) {
-  std::fprintf(stderr, "agdb_layer_bench: error: %s\n", e.describe().c_str());
-  return 1;
-}
+int report_failure(const agentctx::error& e) { return agentctx_bench::report_failure("agdb_layer_bench", e); }
 
 int run(const options& o) {
   auto made = scratch_directory::create("agdb_layer_bench");
@@ -713,12 +502,12 @@ int run(const options& o) {
 
   std::printf("agdb_layer_bench: %s chunks x %u dims f32 in %s%s\n", with_commas(o.chunks).c_str(), o.dim,
               dir.path().c_str(), o.small ? " (--small: a smoke test, single runs)" : "");
-  print_machine_note();
+  print_machine_note(" (CPU times are under parts)");
   std::fflush(stdout);
 
   // The full layer: written once for validate, then rewritten for the write figures.
   const auto build_start = bench_clock::now();
-  const agdb::layer_contents layer = make_layer(o.chunks, o.dim);
+  const agdb::layer_contents layer = make_layer(o.chunks, o.dim, "agdb_layer_bench");
   const double build_seconds = seconds_since(build_start);
   const std::string layer_path = dir.file("layer.agdb");
   if (auto written = agdb::write_layer(io::default_file_system(), layer_path, layer); !written) {
@@ -757,12 +546,4 @@ int run(const options& o) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  // Piped into `head`, the program must still reach the end and remove its
-  // temporary directory instead of dying of SIGPIPE.
-  std::signal(SIGPIPE, SIG_IGN);
-  int exit_code = 0;
-  const std::optional<options> o = parse_options(argc, argv, exit_code);
-  if (!o) return exit_code;
-  return run(*o);
-}
+int main(int argc, char** argv) { return agentctx_bench::bench_main(argc, argv, parse_options, run); }

@@ -1,21 +1,34 @@
 // bench/bench_support.hpp: what every benchmark program needs besides the
 // thing it measures: a scratch directory, a deterministic generator, clocks
-// (wall and CPU), and the small formatting helpers of the reports.
+// (wall and CPU), medians and percentiles, the raw floor of a durable file
+// replacement, and the small formatting helpers of the reports.
 #pragma once
 
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include "agentctx/core/result.hpp"
 #include "agentctx/io/detail/file_system_errors.hpp"
@@ -81,6 +94,35 @@ class random_source {
   std::uint64_t state_;
 };
 
+// ---- command line ------------------------------------------------------------------
+
+/// Parses `text` as a decimal integer from 1 to the largest T (at most
+/// 2^32 - 1) into `out`; false, leaving `out` alone, otherwise.
+template <class T>
+bool parse_positive(std::string_view text, T& out) {
+  std::uint64_t value = 0;
+  auto [end, code] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (code != std::errc() || end != text.data() + text.size() || value == 0 ||
+      value > std::numeric_limits<T>::max() || value > std::numeric_limits<std::uint32_t>::max()) {
+    return false;
+  }
+  out = static_cast<T>(value);
+  return true;
+}
+
+/// True, after printing `usage` on standard output, when the arguments ask
+/// for help (--help or -h anywhere).
+inline bool print_usage_if_asked(int argc, char** argv, const char* usage) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(usage, stdout);
+      return true;
+    }
+  }
+  return false;
+}
+
 // ---- clocks ------------------------------------------------------------------------
 
 using bench_clock = std::chrono::steady_clock;
@@ -120,6 +162,86 @@ class stopwatch {
   double cpu_start_;
 };
 
+/// The median of `samples` (the mean of the middle two for an even count); 0 when empty.
+inline double median(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  if (n == 0) return 0.0;
+  return n % 2 == 1 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2.0;
+}
+
+/// Median wall and median CPU time, each taken separately. (Not an overload
+/// of median: argument-dependent lookup would make it clash with a program's
+/// own median of elapsed times.)
+inline elapsed median_elapsed(const std::vector<elapsed>& samples) {
+  std::vector<double> wall, cpu;
+  for (const elapsed& e : samples) {
+    wall.push_back(e.wall);
+    cpu.push_back(e.cpu);
+  }
+  return {median(std::move(wall)), median(std::move(cpu))};
+}
+
+/// The nearest-rank percentile: the smallest sample with at least
+/// `fraction` of the samples at or below it (0.9 gives p90); 0 when empty.
+inline double percentile(std::vector<double> samples, double fraction) {
+  if (samples.empty()) return 0.0;
+  std::sort(samples.begin(), samples.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(fraction * static_cast<double>(samples.size())));
+  return samples[std::clamp<std::size_t>(rank, 1, samples.size()) - 1];
+}
+
+// ---- the floor of a durable file replacement ---------------------------------------
+
+struct raw_write_times {
+  elapsed write_and_sync;   ///< open(O_CREAT|O_EXCL) + write() loop + fdatasync + close
+  elapsed rename_and_sync;  ///< rename + fsync of the directory
+  elapsed total() const noexcept {
+    return {write_and_sync.wall + rename_and_sync.wall, write_and_sync.cpu + rename_and_sync.cpu};
+  }
+};
+
+/// The raw floor of a durable atomic file replacement: the bytes written by
+/// write() to a fresh file `temporary` in `directory`, synced, renamed to
+/// `target` and the directory synced. No encoding, no checks, no buffering
+/// beyond the kernel's.
+inline agentctx::result<raw_write_times> time_raw_write(const std::string& directory, const std::string& temporary,
+                                                        const std::string& target, std::span<const std::byte> bytes) {
+  raw_write_times times;
+  const stopwatch write_watch;
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return system_failure("open", temporary, errno);
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = n < 0 ? errno : EIO;
+      ::close(fd);
+      return system_failure("write", temporary, e);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fdatasync(fd) != 0) {
+    const int e = errno;
+    ::close(fd);
+    return system_failure("fdatasync", temporary, e);
+  }
+  if (::close(fd) != 0) return system_failure("close", temporary, errno);
+  times.write_and_sync = write_watch.stop();
+
+  const stopwatch rename_watch;
+  if (::rename(temporary.c_str(), target.c_str()) != 0) return system_failure("rename", temporary, errno);
+  const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd < 0) return system_failure("open", directory, errno);
+  const int synced = ::fsync(dir_fd);
+  const int sync_errno = errno;
+  ::close(dir_fd);
+  if (synced != 0) return system_failure("fsync", directory, sync_errno);
+  times.rename_and_sync = rename_watch.stop();
+  return times;
+}
+
 // ---- reports -----------------------------------------------------------------------
 
 inline double megabytes(std::uint64_t bytes) { return static_cast<double>(bytes) / 1e6; }
@@ -133,6 +255,17 @@ inline std::string format(const char* pattern, double value) {
   return buffer;
 }
 
+/// 1234567 as "1,234,567".
+inline std::string with_commas(std::uint64_t value) {
+  const std::string digits = std::to_string(value);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i != 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 /// True when built with optimisation and NDEBUG: other builds say that their
 /// figures are not representative.
 constexpr bool optimised_build() {
@@ -141,6 +274,46 @@ constexpr bool optimised_build() {
 #else
   return false;
 #endif
+}
+
+/// Prints "<program>: error: <what failed>" on stderr; returns 1, the exit
+/// status of a benchmark that failed.
+inline int report_failure(std::string_view program, const agentctx::error& e) {
+  std::fprintf(stderr, "%.*s: error: %s\n", static_cast<int>(program.size()), program.data(), e.describe().c_str());
+  return 1;
+}
+
+/// The main() of a benchmark: `parse` gives the options, or nullopt after
+/// printing the usage (setting the exit code); `run` runs them. SIGPIPE is
+/// ignored so that, piped into `head`, the program still reaches its end and
+/// removes its temporary directory.
+template <class Options>
+int bench_main(int argc, char** argv, std::optional<Options> (*parse)(int, char**, int&), int (*run)(const Options&)) {
+  std::signal(SIGPIPE, SIG_IGN);
+  int exit_code = 0;
+  const std::optional<Options> options = parse(argc, argv, exit_code);
+  if (!options) return exit_code;
+  return run(*options);
+}
+
+/// Says when the build is not optimised, and how busy the machine is;
+/// `busy_note` follows the warning that wall-clock figures include waiting
+/// for a CPU.
+inline void print_machine_note(std::string_view busy_note = {}) {
+  if (!optimised_build()) {
+    std::puts("note: this build is not optimised (no -O with NDEBUG): figures are not representative");
+  }
+  double load[1] = {0.0};
+  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  if (::getloadavg(load, 1) == 1) {
+    const bool busy = load[0] > static_cast<double>(cpus);
+    std::string note;
+    if (busy) {
+      note = ": busy, so wall-clock figures include waiting for a CPU";
+      note += busy_note;
+    }
+    std::printf("machine: %ld CPUs, load average %.1f%s\n", cpus, load[0], note.c_str());
+  }
 }
 
 }  // namespace agentctx_bench

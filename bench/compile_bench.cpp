@@ -74,7 +74,7 @@ namespace {
 using agentctx_bench::elapsed;
 using agentctx_bench::format;
 using agentctx_bench::megabytes;
-using agentctx_bench::optimised_build;
+using agentctx_bench::print_machine_note;
 using agentctx_bench::random_source;
 using agentctx_bench::scratch_directory;
 using agentctx_bench::stopwatch;
@@ -532,20 +532,6 @@ result<phase_figures> measure_phases(const std::string& root, const std::string&
 }
 
 // ---- report ------------------------------------------------------------------------
-
-
-
-void print_machine_note() {
-  if (!optimised_build()) {
-    std::puts("note: this build is not optimised (no -O with NDEBUG): figures are not representative");
-  }
-  double load[1] = {0.0};
-  const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
-  if (::getloadavg(load, 1) == 1) {
-    std::printf("machine: %ld CPUs, load average %.1f%s\n", cpus, load[0],
-                load[0] > static_cast<double>(cpus) ? ": busy, so wall-clock figures include waiting for a CPU" : "");
-  }
-}
 
 void print_phase(const char* name, const elapsed& e, std::uint64_t bytes, const elapsed& total) {
   std::printf("  %-16s wall %8.1f ms  CPU %8.1f ms  %7.0f MB/s  %4.0f%% of the sum\n", name, e.wall * 1e3,

@@ -12,6 +12,11 @@ packages=(
   # tests and command-line tools
   doctest-dev libcli11-dev python3
 )
+# The MCP SDK end-to-end test (tests/mcp/sdk) needs node and npm; any
+# installation will do, so Debian's are added only when either is missing.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  packages+=(nodejs npm)
+fi
 if [[ "${1:-}" == "--bench-extras" ]]; then
   packages+=(libbenchmark-dev libfaiss-dev sqlite3 libsqlite3-dev)
 fi

@@ -2,7 +2,8 @@
 # Runs the whole agentctx test suite from a clean checkout:
 #   1. installs what is missing (scripts/setup.sh),
 #   2. GCC build, warnings as errors: unit tests, CLI tests, link and consumer
-#      tests, and every benchmark once on small input,
+#      tests, the MCP SDK end-to-end test (its npm packages are installed
+#      with `npm ci` into tests/mcp/sdk), and every benchmark once on small input,
 #   3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer: the same
 #      tests again,
 #   4. every libFuzzer target for a bounded time (AGENTCTX_FUZZ_SECONDS, default 20).
@@ -45,6 +46,13 @@ run_ctest() {
 
 step "installing dependencies"
 bash "$root/scripts/setup.sh"
+
+step "MCP SDK for the end-to-end test (npm ci in tests/mcp/sdk)"
+if command -v npm >/dev/null 2>&1; then
+  (cd "$root/tests/mcp/sdk" && npm ci --no-audit --no-fund --loglevel=error)
+else
+  echo "test.sh: npm is missing, so the MCP SDK test will be skipped" >&2
+fi
 
 step "GCC build (warnings are errors)"
 cmake -S "$root" -B "$root/build/gcc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAGENTCTX_WERROR=ON >/dev/null

@@ -54,10 +54,27 @@ inline int report_error(const agentctx::error& e) {
   return data_problem && !missing_file ? exit_failure : exit_usage;
 }
 
+/// Prints "agentsdb: <message>" on stderr and returns exit_usage.
+inline int usage_error(const std::string& message) {
+  std::cerr << "agentsdb: " << message << '\n';
+  return exit_usage;
+}
+
 void register_inspect(CLI::App& app, command_table& table);
 void register_validate(CLI::App& app, command_table& table);
 void register_compile(CLI::App& app, command_table& table);
 void register_search(CLI::App& app, command_table& table);
 void register_write(CLI::App& app, command_table& table);
+void register_proposals(CLI::App& app, command_table& table);
+void register_promote(CLI::App& app, command_table& table);
+void register_propose(CLI::App& app, command_table& table);
+void register_diff(CLI::App& app, command_table& table);
+void register_compact(CLI::App& app, command_table& table);
+void register_serve(CLI::App& app, command_table& table);
+void register_keygen(CLI::App& app, command_table& table);
+void register_sign(CLI::App& app, command_table& table);
+void register_verify(CLI::App& app, command_table& table);
+void register_export(CLI::App& app, command_table& table);
+void register_import(CLI::App& app, command_table& table);
 
 }  // namespace agentsdb

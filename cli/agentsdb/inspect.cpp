@@ -1,16 +1,20 @@
 // agentsdb inspect: header, sections, counts, kinds, authors, embedding schema
 // and layer metadata of one layer; --list for a chunk table; --id N for one
 // chunk in full. Text by default, --json for machines.
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
 
 #include "agentctx/agdb/layer_reader.hpp"
 #include "agentctx/agdb/layer_summary.hpp"
+#include "agentctx/agdb/provenance.hpp"
 #include "agentctx/core/time.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
+#include "agentsdb/layer_files.hpp"
 #include "agentsdb/output.hpp"
 
 namespace agentsdb {
@@ -23,8 +27,102 @@ struct inspect_options {
   std::optional<std::uint32_t> id;
   bool list = false;
   std::size_t limit = 0;  // 0: no limit
+  layer_files files;      // the layers provenance is followed across
   bool json = false;
 };
+
+// The layers to follow provenance across, lowest precedence first: the
+// standard files beside the inspected one (or those given), with the
+// inspected file in its own slot when its name is a standard one, else on top.
+struct provenance_layers {
+  std::vector<agdb::layer_reader> readers;
+  std::vector<agdb::provenance_layer> layers;
+  std::size_t start = 0;
+};
+
+agentctx::result<provenance_layers> open_provenance_layers(const inspect_options& o, agdb::layer_reader inspected) {
+  provenance_layers out;
+  const std::filesystem::path path(o.layer);
+  std::optional<agdb::layer_id> own;
+  for (const agdb::layer_id layer : agdb::standard_layers) {
+    if (path.filename() == agdb::standard_file_name(layer) && o.files[layer].empty()) own = layer;
+  }
+  out.readers.reserve(agdb::layer_id_count + 1);
+  std::vector<agdb::layer_location> locations = o.files.all_four(path.parent_path().string());
+  std::sort(locations.begin(), locations.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });  // lowest precedence first
+  for (const agdb::layer_location& location : locations) {
+    if (own == location.id) {
+      out.start = out.readers.size();
+      out.readers.push_back(std::move(inspected));
+      out.layers.push_back({o.layer, nullptr});
+      continue;
+    }
+    std::error_code ignored;
+    if (!std::filesystem::exists(location.path) || std::filesystem::equivalent(location.path, path, ignored)) continue;
+    auto reader = agdb::layer_reader::open(location.path);
+    if (!reader) return agentctx::unexpected(std::move(reader).error());
+    out.readers.push_back(std::move(*reader));
+    out.layers.push_back({location.path, nullptr});
+  }
+  if (!own) {
+    out.start = out.readers.size();
+    out.readers.push_back(std::move(inspected));
+    out.layers.push_back({o.layer, nullptr});
+  }
+  for (std::size_t i = 0; i < out.layers.size(); ++i) out.layers[i].reader = &out.readers[i];
+  return out;
+}
+
+void write_provenance_json(agentctx::json::writer& w, const std::vector<agdb::provenance_step>& steps,
+                           const provenance_layers& layers) {
+  w.key("provenance").begin_array();
+  for (const agdb::provenance_step& step : steps) {
+    w.begin_object();
+    w.key("depth").value(std::uint64_t{step.depth});
+    w.key("id").value(std::uint64_t{step.id});
+    w.key("layer");
+    if (step.layer) {
+      w.value(layers.layers[*step.layer].name);
+      w.key("kind").value(step.kind);
+      w.key("author").value(step.author);
+      w.key("confidence").value(step.confidence);
+      w.key("content").value(step.content);
+      w.key("sources").begin_array();
+      for (const agdb::source_ref& source : step.sources) w.value(describe_source(source));
+      w.end_array();
+      w.key("repeated").value(step.repeated);
+      w.key("depth_limit").value(step.depth_limit);
+    } else {
+      w.value(nullptr);
+    }
+    w.end_object();
+  }
+  w.end_array();
+}
+
+void print_provenance(const std::vector<agdb::provenance_step>& steps, const provenance_layers& layers) {
+  std::cout << "provenance\n";
+  for (const agdb::provenance_step& step : steps) {
+    const std::string indent(2 + 4 * step.depth, ' ');
+    std::cout << indent << (step.depth == 0 ? "" : "<- ") << "chunk " << step.id;
+    if (!step.layer) {
+      std::cout << ": not in any of the layers\n";
+      continue;
+    }
+    std::cout << " in " << layers.layers[*step.layer].name << " (" << step.kind << ", " << step.author << ", "
+              << step.confidence << "): " << preview(step.content, 60);
+    if (step.repeated) std::cout << " (shown above)";
+    if (step.depth_limit) std::cout << " (depth limit: not followed)";
+    std::cout << '\n';
+    if (step.repeated) continue;
+    for (const agdb::source_ref& source : step.sources) {
+      if (source.kind == agdb::relationship_kind::source_string) {
+        std::cout << indent << "    <- " << source.text << '\n';
+      }
+    }
+  }
+}
 
 void write_summary_json(agentctx::json::writer& w, const agdb::layer_summary& s) {
   w.key("file_size").value(s.file_size);
@@ -145,14 +243,19 @@ int list_chunks(const agdb::layer_reader& reader, const inspect_options& o, agen
   return exit_ok;
 }
 
-int show_chunk(const agdb::layer_reader& reader, const inspect_options& o) {
+int show_chunk(agdb::layer_reader reader_in, const inspect_options& o) {
+  auto layers = open_provenance_layers(o, std::move(reader_in));
+  if (!layers) return report_error(layers.error());
+  const agdb::layer_reader& reader = layers->readers[layers->start];
   auto details = agdb::describe_chunk(reader, *o.id);
   if (!details) return report_error(std::move(details).error());
+  auto chain = agdb::provenance_chain(layers->layers, layers->start, *o.id);
+  if (!chain) return report_error(chain.error());
   const auto& c = details->chunk;
   if (o.json) {
     std::string out;
     agentctx::json::writer w(out, agentctx::json::layout::pretty);
-    write_chunk_json(w, c, details->sources, details->embedding_norm);
+    write_chunk_json(w, c, details->sources, details->embedding_norm, [&] { write_provenance_json(w, *chain, *layers); });
     std::cout << out << '\n';
     return exit_ok;
   }
@@ -174,13 +277,14 @@ int show_chunk(const agdb::layer_reader& reader, const inspect_options& o) {
   std::cout << "----\n" << c.content;
   if (c.content.empty() || c.content.back() != '\n') std::cout << '\n';
   std::cout << "----\n";
+  print_provenance(*chain, *layers);
   return exit_ok;
 }
 
 int run_inspect(const inspect_options& o) {
   auto reader = agdb::layer_reader::open(o.layer);
   if (!reader) return report_error(std::move(reader).error());
-  if (o.id) return show_chunk(*reader, o);
+  if (o.id) return show_chunk(std::move(*reader), o);
   auto summary = agdb::summarize_layer(*reader);
   if (!summary) return report_error(std::move(summary).error());
   if (!o.json) {
@@ -210,6 +314,7 @@ void register_inspect(CLI::App& app, command_table& table) {
   layer_flag->excludes(layer_pos);
   layer_pos->excludes(layer_flag);
   sub->add_option("--id", opts->id, "Print the chunk with this id in full");
+  opts->files.add_options(*sub, " beside the inspected file; with --id, provenance is followed across them");
   sub->add_flag("--list", opts->list, "Also list the chunks (id, kind, author, confidence, source, preview)");
   sub->add_option("--limit", opts->limit, "With --list: at most this many chunks (0 = all)");
   sub->add_flag("--json", opts->json, "Machine-readable JSON output");

@@ -20,6 +20,17 @@ int main(int argc, char** argv) {
   agentsdb::register_search(app, table);
   agentsdb::register_validate(app, table);
   agentsdb::register_write(app, table);
+  agentsdb::register_proposals(app, table);
+  agentsdb::register_promote(app, table);
+  agentsdb::register_propose(app, table);
+  agentsdb::register_diff(app, table);
+  agentsdb::register_compact(app, table);
+  agentsdb::register_serve(app, table);
+  agentsdb::register_keygen(app, table);
+  agentsdb::register_sign(app, table);
+  agentsdb::register_verify(app, table);
+  agentsdb::register_export(app, table);
+  agentsdb::register_import(app, table);
 
   try {
     app.parse(argc, argv);

@@ -3,11 +3,13 @@
 
 #include <simdjson.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "agentctx/agdb/json_output.hpp"
 #include "agentctx/agdb/embedding_profile.hpp"
 #include "agentctx/agdb/layer_contents.hpp"
 #include "agentctx/agdb/layer_reader.hpp"
@@ -63,31 +65,17 @@ inline void write_json_or_string(agentctx::json::writer& w, std::string_view tex
   }
 }
 
-/// A chunk as a JSON object, field names as in the reference's export format.
+/// A chunk as a JSON object, field names as in the reference's export format
+/// (agentctx/agdb/json_output.hpp), plus its embedding row and norm.
+/// `extra` may add members before the object is closed.
 inline void write_chunk_json(agentctx::json::writer& w, const agentctx::agdb::chunk_view& c,
                              const std::vector<agentctx::agdb::source_ref>& sources,
-                             std::optional<double> embedding_norm) {
+                             std::optional<double> embedding_norm, const std::function<void()>& extra = {}) {
   w.begin_object();
-  w.key("id").value(c.id);
-  w.key("kind").value(c.kind);
-  w.key("content").value(c.content);
-  w.key("author").value(c.author);
-  w.key("confidence").value(static_cast<double>(c.confidence));
-  w.key("created_at_unix_ms").value(c.created_at_unix_ms);
-  w.key("created_at").value(agentctx::format_rfc3339_utc_ms(c.created_at_unix_ms));
-  w.key("sources").begin_array();
-  for (const auto& s : sources) {
-    w.begin_object();
-    if (s.kind == agentctx::agdb::relationship_kind::source_chunk_id) {
-      w.key("type").value("chunk_id").key("value").value(s.chunk_id);
-    } else {
-      w.key("type").value("source_string").key("value").value(s.text);
-    }
-    w.end_object();
-  }
-  w.end_array();
+  agentctx::agdb::write_chunk_members(w, c, sources);
   w.key("embedding_row").value(c.embedding_row);
   if (embedding_norm) w.key("embedding_norm").value(*embedding_norm);
+  if (extra) extra();
   w.end_object();
 }
 

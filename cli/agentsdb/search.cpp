@@ -20,6 +20,7 @@
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
 #include "agentsdb/embedder_options.hpp"
+#include "agentsdb/layer_files.hpp"
 #include "agentsdb/output.hpp"
 
 namespace agentsdb {
@@ -33,7 +34,7 @@ struct search_cli_options {
   std::size_t k = 10;
   std::vector<std::string> kinds;
   std::vector<std::string> layers;
-  std::string files[agdb::layer_id_count];  // by layer_id value
+  layer_files files;
   std::string mode = "vector";
   std::string metric = "cosine";
   unsigned threads = 0;  // 0: the machine's cores
@@ -41,20 +42,6 @@ struct search_cli_options {
   embedder_options embedder;
   bool json = false;
 };
-
-int usage_error(const std::string& message) {
-  std::cerr << "agentsdb: " << message << '\n';
-  return exit_usage;
-}
-
-std::vector<agdb::layer_location> layer_locations(const search_cli_options& o) {
-  std::vector<agdb::layer_location> explicit_files;
-  for (const agdb::layer_id layer : agdb::standard_layers) {
-    const std::string& path = o.files[static_cast<std::size_t>(layer)];
-    if (!path.empty()) explicit_files.push_back({layer, path, true});
-  }
-  return explicit_files.empty() ? agdb::standard_layer_locations() : explicit_files;
-}
 
 agentctx::result<std::vector<float>> embed_query(const agdb::layer_stack& stack, agdb::layer_set selected,
                                                  const search_cli_options& o, std::vector<std::string>& warnings) {
@@ -85,22 +72,8 @@ void write_results_json(const search_cli_options& o, const agdb::layer_stack& st
   w.key("mode").value(o.mode);
   w.key("metric").value(o.metric);
   w.key("k").value(static_cast<std::uint64_t>(o.k));
-  w.key("layers").begin_array();
-  for (const agdb::stacked_layer& layer : stack.layers()) {
-    if (!selected.contains(layer.id)) continue;
-    w.begin_object();
-    w.key("layer").value(agdb::layer_name(layer.id));
-    w.key("path").value(layer.reader.path());
-    w.key("chunks").value(static_cast<std::uint64_t>(layer.reader.chunk_count()));
-    w.key("embedding_profile");
-    if (layer.profile) {
-      agdb::write_embedding_profile(w, *layer.profile);
-    } else {
-      w.value(nullptr);
-    }
-    w.end_object();
-  }
-  w.end_array();
+  w.key("layers");
+  agdb::write_searched_layers(w, stack, selected);
   w.key("warnings").begin_array();
   for (const std::string& warning : warnings) w.value(warning);
   w.end_array();
@@ -120,14 +93,8 @@ void write_results_json(const search_cli_options& o, const agdb::layer_stack& st
     }
     w.key("chunk");
     write_chunk_json(w, hit.chunk, hit.sources, std::nullopt);
-    w.key("conflicts").begin_array();
-    for (const agdb::overridden_copy& copy : hit.conflicts) {
-      w.begin_object();
-      w.key("layer").value(agdb::layer_name(copy.layer));
-      w.key("content_sha256").value(copy.content_sha256);
-      w.end_object();
-    }
-    w.end_array();
+    w.key("conflicts");
+    agdb::write_conflicts(w, hit.conflicts);
     w.end_object();
   }
   w.end_array();
@@ -191,12 +158,12 @@ int run_search(const search_cli_options& o) {
   request.kinds = agdb::kind_filter(o.kinds);
   request.threads = o.threads != 0 ? o.threads : std::max(1u, std::thread::hardware_concurrency());
 
-  auto stack = agdb::layer_stack::open(agentctx::io::default_file_system(), layer_locations(o));
+  auto stack = agdb::layer_stack::open(agentctx::io::default_file_system(), o.files.given_or_standard());
   if (!stack) return report_error(stack.error());
   const agdb::layer_set selected = stack->present(wanted);
   if (selected.empty()) {
     std::string looked;
-    for (const auto& location : layer_locations(o)) {
+    for (const auto& location : o.files.given_or_standard()) {
       if (wanted.contains(location.id)) looked += (looked.empty() ? "" : ", ") + location.path;
     }
     std::cerr << "agentsdb: no layer to search: none of " << (looked.empty() ? "the selected layers" : looked)
@@ -246,12 +213,7 @@ void register_search(CLI::App& app, command_table& table) {
                   "options, tombstone and meta.*");
   sub->add_option("--layers", opts->layers, "Layers to search, comma-separated (default base,user,delta,local)")
       ->delimiter(',');
-  for (const agdb::layer_id layer : agdb::standard_layers) {
-    const std::string name(agdb::layer_name(layer));
-    sub->add_option("--" + name, opts->files[static_cast<std::size_t>(layer)],
-                    "The " + name + " layer file (default " + std::string(agdb::standard_file_name(layer)) +
-                        " in the current directory, when no layer file is given)");
-  }
+  opts->files.add_options(*sub, " in the current directory, when no layer file is given");
   sub->add_option("--mode", opts->mode, "vector, or hybrid (vector and BM25 fused by reciprocal rank)")
       ->capture_default_str();
   sub->add_option("--metric", opts->metric, "cosine or dot")->capture_default_str();

@@ -5,7 +5,6 @@
 // The chunk is appended by agdb::append_chunk (author mcp, a fresh id that no
 // layer holds, embedded with the layers' embedder); the layer file is
 // replaced atomically under a lock.
-#include <charconv>
 #include <cstdint>
 #include <fstream>
 #include <iostream>
@@ -15,12 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "agentctx/agdb/json_output.hpp"
 #include "agentctx/agdb/layer_append.hpp"
-#include "agentctx/agdb/layer_embedder.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
 #include "agentsdb/embedder_options.hpp"
+#include "agentsdb/layer_files.hpp"
 
 namespace agentsdb {
 namespace {
@@ -34,23 +34,10 @@ struct write_cli_options {
   std::string kind;
   std::optional<float> confidence;
   std::vector<std::string> sources;
-  std::string files[agdb::layer_id_count];  // by layer_id value
+  layer_files files;
   embedder_options embedder;
   bool json = false;
 };
-
-int usage_error(const std::string& message) {
-  std::cerr << "agentsdb: " << message << '\n';
-  return exit_usage;
-}
-
-// "1234" is a chunk id; anything else is a file:line string.
-agdb::source_ref parse_source(const std::string& text) {
-  std::uint32_t id = 0;
-  const auto [end, problem] = std::from_chars(text.data(), text.data() + text.size(), id);
-  if (problem == std::errc{} && end == text.data() + text.size() && !text.empty()) return agdb::source_ref::to_chunk(id);
-  return agdb::source_ref::to_string(text);
-}
 
 int run_write(const write_cli_options& o) {
   agdb::chunk_write w;
@@ -68,41 +55,25 @@ int run_write(const write_cli_options& o) {
   w.kind = o.kind;
   if (!o.confidence) return usage_error("--confidence is required (a number from 0 to 1)");
   w.confidence = *o.confidence;
-  for (const std::string& source : o.sources) w.sources.push_back(parse_source(source));
+  for (const std::string& source : o.sources) w.sources.push_back(agdb::source_ref::parse(source));
   if (auto checked = agdb::check_chunk_write(w); !checked) return usage_error(checked.error().message);
 
-  std::vector<agdb::layer_location> locations = agdb::standard_layer_locations();
-  for (agdb::layer_location& location : locations) {
-    const std::string& given = o.files[static_cast<std::size_t>(location.id)];
-    if (!given.empty()) location.path = given;
-  }
+  const std::vector<agdb::layer_location> locations = o.files.all_four();
   auto& fs = agentctx::io::default_file_system();
   auto configured = to_embedder_config(o.embedder);
   if (!configured) return usage_error(configured.error().message);
-  auto stack = agdb::layer_stack::open(fs, locations);
-  if (!stack) return report_error(stack.error());
-  auto choice = agdb::embedder_config_for_layers(*stack, agdb::layer_set::all(), *configured);
-  if (!choice) return report_error(choice.error());
-  if (!o.json) {
-    for (const std::string& warning : choice->warnings) std::cerr << "agentsdb: warning: " << warning << '\n';
-  }
-  auto embedder = agdb::make_embedder(choice->config, fs);
-  if (!embedder) return report_error(embedder.error());
-  auto written = agdb::append_chunk(fs, locations, w, **embedder);
+  auto written = agdb::append_chunk(fs, locations, w, *configured);
   if (!written) return report_error(written.error());
+  if (!o.json) {
+    for (const std::string& warning : written->warnings) std::cerr << "agentsdb: warning: " << warning << '\n';
+  }
 
   if (o.json) {
     std::string out;
     agentctx::json::writer j(out, agentctx::json::layout::pretty);
     j.begin_object();
     j.key("id").value(static_cast<std::uint64_t>(written->id));
-    j.key("layer").value(agdb::layer_name(w.scope));
-    j.key("path").value(written->path);
-    j.key("created").value(written->created);
-    j.key("chunks").value(static_cast<std::uint64_t>(written->chunk_count));
-    j.key("warnings").begin_array();
-    for (const std::string& warning : choice->warnings) j.value(warning);
-    j.end_array();
+    agdb::write_outcome_members(j, *written, w.scope);
     j.end_object();
     std::cout << out << '\n';
   } else {
@@ -125,12 +96,7 @@ void register_write(CLI::App& app, command_table& table) {
       ->required();
   sub->add_option("--confidence", opts->confidence, "How sure the agent is, from 0 to 1");
   sub->add_option("--source", opts->sources, "Provenance: a chunk id or file:line; repeatable");
-  for (const agdb::layer_id layer : agdb::standard_layers) {
-    const std::string name(agdb::layer_name(layer));
-    sub->add_option("--" + name, opts->files[static_cast<std::size_t>(layer)],
-                    "The " + name + " layer file (default " + std::string(agdb::standard_file_name(layer)) +
-                        " in the current directory)");
-  }
+  opts->files.add_options(*sub);
   add_embedder_options(*sub, opts->embedder);
   sub->add_flag("--json", opts->json, "Print the outcome as JSON");
   table.add(sub, [opts] { return run_write(*opts); });

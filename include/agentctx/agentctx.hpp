@@ -3,8 +3,11 @@
 //   core/   result<T>, errors, little-endian helpers, hashing, UTF-8
 //   io/     the file-system interface and its POSIX, in-memory and
 //           fault-injecting implementations; atomic replace; locks
-//   agdb/   the AGENTS.db layer format (seed 000)
+//   agdb/   AGENTS.db (seed 000): the layer format, stacks and search,
+//           writes, review, diff, compact, export/import, signatures
 //   json/   the streaming JSON writer used for --json output and MCP
+//   vector/ similarity kernels (SIMD dispatch) and top-k selection
+//   mcp/    MCP over JSON-RPC 2.0: sessions, tools and the stdio transport
 #pragma once
 
 #include "agentctx/core/crc32.hpp"
@@ -14,7 +17,9 @@
 #include "agentctx/core/sha256.hpp"
 #include "agentctx/core/time.hpp"
 #include "agentctx/core/utf8.hpp"
+#include "agentctx/core/line_diff.hpp"
 #include "agentctx/json/writer.hpp"
+#include "agentctx/json/f32_array.hpp"
 #include "agentctx/io/file_system.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/io/memory_file_system.hpp"
@@ -37,5 +42,30 @@
 #include "agentctx/agdb/markdown_chunker.hpp"
 #include "agentctx/agdb/source_collector.hpp"
 #include "agentctx/agdb/layer_compiler.hpp"
+#include "agentctx/agdb/layer_contents.hpp"
+#include "agentctx/agdb/layer_stack.hpp"
+#include "agentctx/agdb/layer_embedder.hpp"
+#include "agentctx/agdb/lexical_scorer.hpp"
+#include "agentctx/agdb/layer_search.hpp"
+#include "agentctx/agdb/layer_summary.hpp"
+#include "agentctx/agdb/layer_update.hpp"
+#include "agentctx/agdb/layer_append.hpp"
+#include "agentctx/agdb/proposals.hpp"
+#include "agentctx/agdb/layer_diff.hpp"
+#include "agentctx/agdb/provenance.hpp"
+#include "agentctx/agdb/layer_compact.hpp"
+#include "agentctx/agdb/layer_export.hpp"
+#include "agentctx/agdb/layer_import.hpp"
+#include "agentctx/agdb/layer_signature.hpp"
+#include "agentctx/agdb/json_output.hpp"
+#include "agentctx/agdb/mcp_tools.hpp"
+#include "agentctx/mcp/jsonrpc.hpp"
+#include "agentctx/mcp/json_schema.hpp"
+#include "agentctx/mcp/line_reader.hpp"
+#include "agentctx/mcp/protocol_version.hpp"
+#include "agentctx/mcp/server.hpp"
+#include "agentctx/mcp/stdio_transport.hpp"
+#include "agentctx/mcp/tool_registry.hpp"
+#include "agentctx/vector/instruction_set.hpp"
 #include "agentctx/vector/similarity_kernels.hpp"
 #include "agentctx/vector/top_k.hpp"

@@ -17,6 +17,7 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "io/io_test_support.hpp"
+#include "support/hash_layer.hpp"
 
 namespace agdb = agentctx::agdb;
 using agdb::layer_id;
@@ -37,14 +38,7 @@ agdb::chunk_write note(std::string content, layer_id scope = layer_id::local) {
   return w;
 }
 
-agdb::layer_contents read_contents(agentctx::io::file_system& fs, const std::string& path) {
-  auto reader = agdb::layer_reader::open(fs, path);
-  REQUIRE(reader.has_value());
-  CHECK(agdb::validate(*reader, 8).empty());
-  auto contents = agdb::read_layer_contents(*reader);
-  REQUIRE(contents.has_value());
-  return std::move(*contents);
-}
+using test_support::read_valid_layer;
 
 // A layer at `path` holding `ids` (content "chunk <id>"), rows of the hash
 // embedder at dim 128, with or without its metadata.
@@ -97,7 +91,7 @@ TEST_CASE("append_chunk: the first write creates the layer; later writes keep ev
   CHECK(first->chunk_count == 1);
   CHECK(first->id == first_candidate("The repo uses X for Y; entrypoint is Z."));
 
-  const agdb::layer_contents after_first = read_contents(fs, first->path);
+  const agdb::layer_contents after_first = read_valid_layer(fs, first->path);
   REQUIRE(after_first.chunks.size() == 1);
   const agdb::chunk& c = after_first.chunks[0];
   CHECK(c.id == first->id);
@@ -117,7 +111,7 @@ TEST_CASE("append_chunk: the first write creates the layer; later writes keep ev
   REQUIRE(second.has_value());
   CHECK_FALSE(second->created);
   CHECK(second->chunk_count == 2);
-  const agdb::layer_contents after_second = read_contents(fs, first->path);
+  const agdb::layer_contents after_second = read_valid_layer(fs, first->path);
   REQUIRE(after_second.chunks.size() == 2);
   CHECK(after_second.chunks[0] == after_first.chunks[0]);
   CHECK(std::vector<float>(after_second.embeddings.f32_values.begin(), after_second.embeddings.f32_values.begin() + 128) ==
@@ -255,11 +249,11 @@ TEST_CASE("append_chunk: the layers' profile must be the embedder's; a damaged l
 TEST_CASE("append_chunk: an i8 layer quantises the new row with its own scale, old rows unchanged") {
   agentctx::io::memory_file_system fs;
   write_layer_with(fs, "/repo/AGENTS.delta.db", {1, 2, 3}, agdb::hash_embedding_profile(128), agdb::element_type::i8);
-  const agdb::layer_contents before = read_contents(fs, "/repo/AGENTS.delta.db");
+  const agdb::layer_contents before = read_valid_layer(fs, "/repo/AGENTS.delta.db");
   agdb::hash_embedder embedder(128);
   auto written = agdb::append_chunk(fs, layers, note("a new delta note", layer_id::delta), embedder);
   REQUIRE(written.has_value());
-  const agdb::layer_contents after = read_contents(fs, "/repo/AGENTS.delta.db");
+  const agdb::layer_contents after = read_valid_layer(fs, "/repo/AGENTS.delta.db");
   CHECK(after.embeddings.type == agdb::element_type::i8);
   CHECK(after.embeddings.quant_scale == before.embeddings.quant_scale);
   REQUIRE(after.embeddings.i8_values.size() == 4 * 128);
@@ -290,7 +284,7 @@ TEST_CASE("append_chunk: concurrent writers on the real disk lose nothing") {
   }
   for (auto& worker : workers) worker.join();
   CHECK(failures == std::vector<int>(threads, 0));
-  const agdb::layer_contents result = read_contents(agentctx::io::default_file_system(), dir.path() + "/AGENTS.local.db");
+  const agdb::layer_contents result = read_valid_layer(agentctx::io::default_file_system(), dir.path() + "/AGENTS.local.db");
   REQUIRE(result.chunks.size() == threads * writes_per_thread);
   std::set<std::uint32_t> ids;
   std::set<std::string> contents;

@@ -15,6 +15,7 @@
 #include "agentctx/io/posix_file_system.hpp"
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
+#include "support/hash_layer.hpp"
 
 #ifndef AGENTSDB_BIN
 #error "AGENTSDB_BIN must name the agentsdb binary under test"
@@ -29,36 +30,11 @@ using cli_test::run_result;
 
 namespace {
 
-struct entry {
-  std::uint32_t id;
-  std::string kind;
-  std::string content;
-  std::vector<agdb::source_ref> sources = {};
-};
+using entry = test_support::layer_entry;
 
-// Writes a layer whose rows are the hash embedding (dim 128) of the contents,
-// with hash metadata unless `with_metadata` is false.
+// A hash-embedded layer on disk (tests/support/hash_layer.hpp).
 void write_hash_layer(const std::string& path, const std::vector<entry>& entries, bool with_metadata = true) {
-  agdb::hash_embedder embedder(128);
-  agdb::layer_contents layer;
-  if (with_metadata) layer.metadata_json = agdb::layer_metadata_json(embedder.profile(), "test", "1");
-  layer.embeddings.dim = 128;
-  std::vector<std::string_view> texts;
-  for (const entry& e : entries) {
-    agdb::chunk chunk;
-    chunk.id = e.id;
-    chunk.kind = e.kind;
-    chunk.content = e.content;
-    chunk.author = "human";
-    chunk.sources = e.sources;
-    layer.chunks.push_back(chunk);
-    texts.push_back(e.content);
-  }
-  layer.embeddings.f32_values.resize(texts.size() * 128);
-  REQUIRE(embedder.embed(texts, layer.embeddings.f32_values).has_value());
-  auto written = agdb::write_layer(agentctx::io::default_file_system(), path, layer);
-  INFO((written ? std::string() : written.error().describe()));
-  REQUIRE(written.has_value());
+  test_support::write_hash_layer(agentctx::io::default_file_system(), path, entries, with_metadata);
 }
 
 struct result_row {

@@ -68,9 +68,10 @@ inline void drain(int out_fd, int err_fd, run_result& result) {
 }  // namespace detail
 
 /// Runs `program` with `arguments` in `working_directory` (the current one
-/// when empty), with standard input from /dev/null, and waits for it.
+/// when empty), with standard input from `input_file` (default /dev/null),
+/// and waits for it.
 inline run_result run(const std::string& program, const std::vector<std::string>& arguments,
-                      const std::string& working_directory = {}) {
+                      const std::string& working_directory = {}, const std::string& input_file = "/dev/null") {
   // Everything the child needs is built before fork(): after it, the child
   // may only make async-signal-safe calls.
   std::vector<std::string> storage;
@@ -88,8 +89,8 @@ inline run_result run(const std::string& program, const std::vector<std::string>
   const pid_t pid = ::fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd < 0 || ::dup2(null_fd, STDIN_FILENO) < 0 || ::dup2(out_pipe[1], STDOUT_FILENO) < 0 ||
+    const int input_fd = ::open(input_file.c_str(), O_RDONLY);
+    if (input_fd < 0 || ::dup2(input_fd, STDIN_FILENO) < 0 || ::dup2(out_pipe[1], STDOUT_FILENO) < 0 ||
         ::dup2(err_pipe[1], STDERR_FILENO) < 0) {
       ::_exit(126);
     }
@@ -112,8 +113,9 @@ inline run_result run(const std::string& program, const std::vector<std::string>
 #ifdef AGENTSDB_BIN
 /// Runs the agentsdb binary this test suite was built with (tests/CMakeLists.txt
 /// defines AGENTSDB_BIN when the CLI is part of the build).
-inline run_result agentsdb(const std::vector<std::string>& arguments, const std::string& working_directory = {}) {
-  return run(AGENTSDB_BIN, arguments, working_directory);
+inline run_result agentsdb(const std::vector<std::string>& arguments, const std::string& working_directory = {},
+                           const std::string& input_file = "/dev/null") {
+  return run(AGENTSDB_BIN, arguments, working_directory, input_file);
 }
 #endif
 

@@ -245,60 +245,41 @@ TEST_CASE("a replacement interrupted at any operation leaves the old or the new 
   REQUIRE(memory.write_whole(target, old_text).has_value());
   const memory_file_system_state initial = memory.snapshot();
 
-  fault_injecting_file_system faulty(memory);
-  REQUIRE(replace(faulty).has_value());
-  const std::uint64_t total = faulty.operation_count();
-  const auto history = faulty.operation_history();
-  REQUIRE(faulty.operation_count(operation_kind::write) > 2);
+  REQUIRE(replace(memory).has_value());
   memory.simulate_crash();  // a completed replacement is durable
   CHECK(whole(memory, target) == new_text);
 
   std::size_t images = 0;
-  for (std::uint64_t n = 1; n <= total; ++n) {
-    const bool is_write = history[n - 1].kind == operation_kind::write;
-    for (bool tear : {false, true}) {
-      if (tear && !is_write) continue;
-      CAPTURE(n);
-      CAPTURE(tear);
-      memory.restore(initial);
-      faulty.reset();
-      faulty.set_crash_after_fault(true);
-      if (tear) {
-        faulty.tear_operation(n, 5);
-      } else {
-        faulty.fail_operation(n);
-      }
-      CHECK_FALSE(replace(faulty).has_value());
-      CHECK(faulty.faults_injected() == 1);
-      const memory_file_system_state at_fault = memory.snapshot();
-
-      // Every crash mode for the files that exist at this point.
-      std::size_t most_unsynced = 0;
-      const auto names = memory.list_dir("d");
-      REQUIRE(names.has_value());
-      for (const std::string& name : *names) {
-        most_unsynced = std::max(most_unsynced, *memory.unsynced_operation_count("d/" + name));
-      }
-      std::vector<crash_mode> modes = {crash_mode::drop_unsynced(), crash_mode::keep_all_unsynced()};
-      for (std::size_t kept = 1; kept <= most_unsynced; ++kept) {
-        modes.push_back(crash_mode::keep_prefix(kept));
-        modes.push_back(crash_mode::keep_prefix_torn(kept, 3));
-      }
-      for (std::uint64_t seed = 1; seed <= 3; ++seed) {
-        modes.push_back(crash_mode::random_prefix(seed, true));
-        modes.push_back(crash_mode::random_pages(seed));
-      }
-      for (const crash_mode& mode : modes) {
-        memory.restore(at_fault);
-        memory.simulate_crash(mode);
-        check_target_then_write_again(memory);
-        ++images;
-      }
-
-      // The process survived the failed call (no power loss).
-      memory.restore(at_fault);
-      check_target_then_write_again(memory);
+  const auto history = io_test::crash_at_every_operation(memory, initial, 5, replace, [&](io_test::crash_point) {
+    const memory_file_system_state at_fault = memory.snapshot();
+    // Every crash mode for the files that exist at this point.
+    std::size_t most_unsynced = 0;
+    const auto names = memory.list_dir("d");
+    REQUIRE(names.has_value());
+    for (const std::string& name : *names) {
+      most_unsynced = std::max(most_unsynced, *memory.unsynced_operation_count("d/" + name));
     }
-  }
-  CHECK(images > total * 2);
+    std::vector<crash_mode> modes = {crash_mode::drop_unsynced(), crash_mode::keep_all_unsynced()};
+    for (std::size_t kept = 1; kept <= most_unsynced; ++kept) {
+      modes.push_back(crash_mode::keep_prefix(kept));
+      modes.push_back(crash_mode::keep_prefix_torn(kept, 3));
+    }
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      modes.push_back(crash_mode::random_prefix(seed, true));
+      modes.push_back(crash_mode::random_pages(seed));
+    }
+    for (const crash_mode& mode : modes) {
+      memory.restore(at_fault);
+      memory.simulate_crash(mode);
+      check_target_then_write_again(memory);
+      ++images;
+    }
+
+    // The process survived the failed call (no power loss).
+    memory.restore(at_fault);
+    check_target_then_write_again(memory);
+  });
+  CHECK(std::count_if(history.begin(), history.end(),
+                      [](const recorded_operation& op) { return op.kind == operation_kind::write; }) > 2);
+  CHECK(images > history.size() * 2);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -49,11 +50,12 @@ inline void write_text(agentctx::io::file_system& fs, const std::string& path, s
   REQUIRE((*handle)->close().has_value());
 }
 
-/// A fresh folder under /tmp, removed with everything in it when destroyed.
+/// A fresh folder under `parent` (by default the temporary folder: $TMPDIR
+/// or /tmp), removed with everything in it when destroyed.
 class temporary_directory {
  public:
-  temporary_directory() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "agentctx-io-XXXXXX").string();
+  explicit temporary_directory(const std::filesystem::path& parent = std::filesystem::temp_directory_path()) {
+    std::string pattern = (parent / "agentctx-io-XXXXXX").string();
     REQUIRE(::mkdtemp(pattern.data()) != nullptr);
     path_ = pattern;
   }
@@ -68,6 +70,62 @@ class temporary_directory {
  private:
   std::string path_;
 };
+
+/// Where a simulated crash struck: mutating operation `n` (1-based, as
+/// fault_injecting_file_system numbers them) of `operations` (those of the
+/// workload run without a fault) failed, and if `torn`, that operation was a
+/// write whose first bytes reached the file system.
+struct crash_point {
+  std::uint64_t n = 0;
+  bool torn = false;
+  std::span<const agentctx::io::recorded_operation> operations;
+
+  /// Whether an operation of `kind` completed before the crash.
+  bool completed(agentctx::io::operation_kind kind) const {
+    for (std::uint64_t i = 0; i + 1 < n; ++i) {
+      if (operations[i].kind == kind) return true;
+    }
+    return false;
+  }
+};
+
+/// Runs `workload(file_system&)` (which returns a result) through a
+/// fault-injecting file system over `memory`: once without a fault to learn
+/// its operations, then once per crash point, every operation and each write
+/// again torn after `torn_bytes`, the process dying there (crash-after-fault
+/// mode). Every run starts from `initial`. After each crashed run,
+/// `inspect(point)` looks at `memory` as the process left it (open handles
+/// dead, unsynced data not yet lost: simulate_crash() it to model a power
+/// loss). Returns the operations of the run without a fault.
+template <class Workload, class Inspect>
+std::vector<agentctx::io::recorded_operation> crash_at_every_operation(
+    agentctx::io::memory_file_system& memory, const agentctx::io::memory_file_system_state& initial,
+    std::size_t torn_bytes, Workload&& workload, Inspect&& inspect) {
+  agentctx::io::fault_injecting_file_system faulty(memory);
+  memory.restore(initial);
+  REQUIRE(workload(faulty).has_value());
+  const std::vector<agentctx::io::recorded_operation> history = faulty.operation_history();
+  for (std::uint64_t n = 1; n <= history.size(); ++n) {
+    const bool is_write = history[n - 1].kind == agentctx::io::operation_kind::write;
+    for (const bool torn : {false, true}) {
+      if (torn && !is_write) continue;
+      CAPTURE(n);
+      CAPTURE(torn);
+      memory.restore(initial);
+      faulty.reset();
+      faulty.set_crash_after_fault(true);
+      if (torn) {
+        faulty.tear_operation(n, torn_bytes);
+      } else {
+        faulty.fail_operation(n);
+      }
+      CHECK_FALSE(workload(faulty).has_value());
+      CHECK(faulty.faults_injected() == 1);
+      inspect(crash_point{n, torn, history});
+    }
+  }
+  return history;
+}
 
 // Fixtures: `fs` is the file system under test, `base` an empty directory in it.
 struct posix_fixture {

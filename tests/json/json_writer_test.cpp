@@ -159,7 +159,7 @@ TEST_CASE("the writer appends to existing text") {
   CHECK(out == "prefix [1]");
 }
 
-TEST_CASE("integers of every width and doubles in shortest round-trip form") {
+TEST_CASE("integers of every width, doubles and floats in shortest round-trip form") {
   struct row {
     std::function<void(writer&)> write;
     const char* text;
@@ -187,6 +187,15 @@ TEST_CASE("integers of every width and doubles in shortest round-trip form") {
       {[](writer& w) { w.value(9007199254740991.0); }, "9007199254740991"},  // 2^53 - 1 stays an integer
       {[](writer& w) { w.value(123456789012345683968.0); }, "1.2345678901234568e+20"},
       {[](writer& w) { w.value(0.5f); }, "0.5"},
+      {[](writer& w) { w.value(0.7f); }, "0.7"},  // the f32's shortest text, not its double's 0.699999988079071
+      {[](writer& w) { w.value(static_cast<double>(0.7f)); }, "0.699999988079071"},
+      {[](writer& w) { w.value(-0.0f); }, "-0"},
+      {[](writer& w) { w.value(1e-45f); }, "1e-45"},  // the smallest f32 subnormal
+      {[](writer& w) { w.value(std::numeric_limits<float>::max()); }, "3.4028235e+38"},
+      {[](writer& w) { w.value(16777215.0f); }, "16777215"},  // 2^24 - 1 stays an integer
+      {[](writer& w) { w.value(16777216.0f); }, "1.6777216e+07"},
+      {[](writer& w) { w.value(std::numeric_limits<float>::quiet_NaN()); }, "null"},
+      {[](writer& w) { w.value(-std::numeric_limits<float>::infinity()); }, "null"},
       {[](writer& w) { w.value(std::numeric_limits<double>::quiet_NaN()); }, "null"},
       {[](writer& w) { w.value(std::numeric_limits<double>::infinity()); }, "null"},
       {[](writer& w) { w.value(-std::numeric_limits<double>::infinity()); }, "null"},

@@ -21,8 +21,9 @@
 //   - The file: under an exclusive lock on "<layer file>.lock" (threads and
 //     processes), the layer is read, checked with validate() (a damaged layer
 //     is refused, never rewritten), extended by one record and replaced
-//     atomically (write_layer: temporary file, fsync, rename, directory
-//     fsync). Every existing record, string and row is carried over unchanged
+//     atomically (write_added_records: temporary file, fsync, rename,
+//     directory fsync; the existing records are copied from the mapping, not
+//     decoded and encoded again). Every existing record, string and row is carried over unchanged
 //     and in order; readers see the old file or the new one, never a mix.
 //
 // Errors: invalid_argument (one line) for a request that breaks a rule
@@ -35,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -43,10 +45,13 @@
 #include <vector>
 
 #include "agentctx/agdb/embedder.hpp"
+#include "agentctx/agdb/embedder_config.hpp"
+#include "agentctx/agdb/layer_embedder.hpp"
 #include "agentctx/agdb/layer_compiler.hpp"
 #include "agentctx/agdb/layer_reader.hpp"
 #include "agentctx/agdb/layer_search.hpp"
 #include "agentctx/agdb/layer_stack.hpp"
+#include "agentctx/agdb/layer_update.hpp"
 #include "agentctx/agdb/layer_validator.hpp"
 #include "agentctx/agdb/layer_writer.hpp"
 #include "agentctx/core/result.hpp"
@@ -77,6 +82,7 @@ struct write_outcome {
   std::string path;        ///< the layer file written
   bool created = false;    ///< the layer file did not exist before
   std::size_t chunk_count = 0;  ///< chunks in the layer after the write
+  std::vector<std::string> warnings;  ///< from the embedder choice, one line each
 };
 
 /// The checks of the file comment that need no file: scope, kind, content,
@@ -121,70 +127,42 @@ inline result<void> check_chunk_write(const chunk_write& w, const write_limits& 
   return {};
 }
 
-/// Appends `w` to the layer of `w.scope` among `layers` (which should name
-/// all four standard layers, for the id and profile checks; missing files
-/// are fine). See the file comment.
-inline result<write_outcome> append_chunk(io::file_system& fs, const std::vector<layer_location>& layers,
-                                          const chunk_write& w, embedder& embedder, const write_limits& limits = {}) {
-  AGENTCTX_TRY(check_chunk_write(w, limits));
-  const layer_location* target = nullptr;
-  std::vector<layer_location> optional_layers;
-  for (const layer_location& location : layers) {
-    if (location.id == w.scope) target = &location;
-    optional_layers.push_back({location.id, location.path, false});
-  }
-  if (target == nullptr) {
-    return fail(errc::invalid_argument, "no file is given for the " + std::string(layer_name(w.scope)) + " layer");
-  }
-  const std::string path = target->path;
+namespace detail {
 
-  auto lock = fs.lock(path + ".lock", io::lock_mode::exclusive, true);
+// append_chunk with the embedder chosen under the lock: `choose(stack)` gives
+// the embedder for the layers as they are then, or an error.
+template <class ChooseEmbedder>
+result<write_outcome> append_chunk_locked(io::file_system& fs, const std::vector<layer_location>& layers,
+                                          const chunk_write& w, const write_limits& limits, ChooseEmbedder&& choose) {
+  AGENTCTX_TRY(check_chunk_write(w, limits));
+  auto path = require_location(layers, w.scope);
+  if (!path) return unexpected(std::move(path).error());
+
+  auto lock = lock_layer(fs, *path);
   if (!lock) return unexpected(std::move(lock).error());
 
   // Everything below reads the layers as they are under the lock.
-  auto stack = layer_stack::open(fs, optional_layers);
+  auto stack = open_for_update(fs, layers);
   if (!stack) return unexpected(std::move(stack).error());
+  auto chosen = choose(*stack);
+  if (!chosen) return unexpected(std::move(chosen).error());
+  embedder& embedder = **chosen;
   const embedding_profile& profile = embedder.profile();
   if (!stack->empty()) {
     auto resolved = resolve_embedding_profile(*stack, layer_set::all(), profile);
     if (!resolved) return unexpected(std::move(resolved).error());
   }
   for (const source_ref& source : w.sources) {
-    if (source.kind != relationship_kind::source_chunk_id) continue;
-    bool found = false;
-    for (const stacked_layer& layer : stack->layers()) found = found || layer.reader.find_chunk(source.chunk_id).has_value();
-    if (!found) return fail(errc::invalid_argument, "source chunk " + std::to_string(source.chunk_id) +
-                                                        " is in none of the layers");
-  }
-
-  // The target's contents, or a new layer recording the embedder's profile.
-  layer_contents contents;
-  bool created = true;
-  if (const auto index = stack->index_of(w.scope)) {
-    created = false;
-    const layer_reader& reader = stack->layers()[*index].reader;
-    const std::vector<violation> problems = validate(reader, 1);
-    if (!problems.empty()) {
-      return fail(problems.front().code, "the layer is damaged, so it is not rewritten: " + problems.front().message,
-                  reader.path(), problems.front().offset);
+    if (source.kind == relationship_kind::source_chunk_id && !find_in_stack(*stack, source.chunk_id)) {
+      return fail(errc::invalid_argument, "source chunk " + std::to_string(source.chunk_id) + " is in none of the layers");
     }
-    auto read = read_layer_contents(reader);
-    if (!read) return unexpected(std::move(read).error());
-    contents = std::move(*read);
-  } else {
-    contents.metadata_json = layer_metadata_json(profile, "agentctx", "0.1.0");
-    contents.embeddings.dim = profile.dim;
   }
 
-  // The first candidate id that no layer holds.
-  sha256_hasher hasher;
-  std::uint32_t id = 0;
-  for (std::uint64_t attempt = 0; id == 0; ++attempt) {
-    const std::uint32_t candidate = detail::chunk_id_assigner::candidate(hasher, "", w.content, attempt);
-    bool taken = candidate == 0;
-    for (const stacked_layer& layer : stack->layers()) taken = taken || layer.reader.find_chunk(candidate).has_value();
-    if (!taken) id = candidate;
-  }
+  // The target as it is under the lock; a damaged target is refused.
+  const std::optional<std::size_t> target = stack->index_of(w.scope);
+  const layer_reader* existing = target ? &stack->layers()[*target].reader : nullptr;
+  if (existing != nullptr) AGENTCTX_TRY(require_valid_for_update(*existing));
+  const std::uint32_t id = next_free_chunk_id(*stack, w.content);
 
   std::vector<float> row(profile.dim);
   const std::string_view text = w.content;
@@ -198,16 +176,41 @@ inline result<write_outcome> append_chunk(io::file_system& fs, const std::vector
   added.confidence = w.confidence;
   added.created_at_unix_ms = w.created_at_unix_ms.value_or(now_unix_ms());
   added.sources = w.sources;
-  contents.chunks.push_back(std::move(added));
-  embedding_matrix& matrix = contents.embeddings;
-  if (matrix.type == element_type::i8) {
-    const std::vector<std::int8_t> quantized = quantize_i8(row, matrix.quant_scale);
-    matrix.i8_values.insert(matrix.i8_values.end(), quantized.begin(), quantized.end());
-  } else {
-    matrix.f32_values.insert(matrix.f32_values.end(), row.begin(), row.end());
-  }
-  AGENTCTX_TRY(write_layer(fs, path, contents));
-  return write_outcome{id, path, created, contents.chunks.size()};
+  auto count = write_added_records(fs, *path, existing, std::span(&added, 1), row, profile);
+  if (!count) return unexpected(std::move(count).error());
+  return write_outcome{id, *path, existing == nullptr, *count, {}};
+}
+
+}  // namespace detail
+
+/// Appends `w` to the layer of `w.scope` among `layers` (which should name
+/// all four standard layers, for the id and profile checks; missing files
+/// are fine), embedding the content with `embedder`. See the file comment.
+inline result<write_outcome> append_chunk(io::file_system& fs, const std::vector<layer_location>& layers,
+                                          const chunk_write& w, embedder& embedder, const write_limits& limits = {}) {
+  return detail::append_chunk_locked(fs, layers, w, limits,
+                                     [&](const layer_stack&) -> result<agdb::embedder*> { return &embedder; });
+}
+
+/// The same, with the embedder picked by embedder_config_for_layers() from
+/// `configured` and the layers as they are under the lock (so a layer created
+/// meanwhile by another writer decides the profile). The choice's warnings
+/// are in the outcome.
+inline result<write_outcome> append_chunk(io::file_system& fs, const std::vector<layer_location>& layers,
+                                          const chunk_write& w, const std::optional<embedder_config>& configured,
+                                          const write_limits& limits = {}) {
+  std::vector<std::string> warnings;
+  std::unique_ptr<embedder> made;
+  auto written = detail::append_chunk_locked(
+      fs, layers, w, limits, [&](const layer_stack& stack) -> result<agdb::embedder*> {
+        auto chosen = make_embedder_for_layers(fs, stack, layer_set::all(), configured);
+        if (!chosen) return unexpected(std::move(chosen).error());
+        warnings = std::move(chosen->warnings);
+        made = std::move(chosen->instance);
+        return made.get();
+      });
+  if (written) written->warnings = std::move(warnings);
+  return written;
 }
 
 }  // namespace agentctx::agdb

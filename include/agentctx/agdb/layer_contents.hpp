@@ -6,9 +6,12 @@
 // reference implementation reproduces that file byte for byte.
 #pragma once
 
+#include <charconv>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "agentctx/agdb/format.hpp"
@@ -23,6 +26,14 @@ struct source_ref {
 
   static source_ref to_chunk(std::uint32_t id) { return {relationship_kind::source_chunk_id, id, {}}; }
   static source_ref to_string(std::string s) { return {relationship_kind::source_string, 0, std::move(s)}; }
+  /// How agents and the command line write a source: digits only ("1234")
+  /// name a chunk id; anything else ("docs/a.md:12") is a source string.
+  static source_ref parse(std::string_view text) {
+    std::uint32_t id = 0;
+    const auto [end, problem] = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (!text.empty() && problem == std::errc{} && end == text.data() + text.size()) return to_chunk(id);
+    return to_string(std::string(text));
+  }
   friend bool operator==(const source_ref&, const source_ref&) = default;
 };
 

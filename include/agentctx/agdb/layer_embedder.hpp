@@ -12,8 +12,12 @@
 //     the layers' dimension, with a warning;
 //   - else, when no selected layer exists yet (a first write), the hash
 //     embedder at its default dimension.
+//
+// make_embedder_for_layers() picks it and makes it (a command is started by
+// its first embed(), not here).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -53,6 +57,22 @@ inline result<layer_embedder_choice> embedder_config_for_layers(const layer_stac
   if (!config) return unexpected(std::move(config).error());
   out.config = std::move(*config);
   return out;
+}
+
+struct layer_embedder {
+  std::unique_ptr<embedder> instance;
+  std::vector<std::string> warnings;  ///< from the choice, one line each
+};
+
+/// embedder_config_for_layers() followed by make_embedder(); the errors of both.
+inline result<layer_embedder> make_embedder_for_layers(io::file_system& fs, const layer_stack& stack,
+                                                       layer_set selected,
+                                                       const std::optional<embedder_config>& configured) {
+  auto choice = embedder_config_for_layers(stack, selected, configured);
+  if (!choice) return unexpected(std::move(choice).error());
+  auto instance = make_embedder(choice->config, fs);
+  if (!instance) return unexpected(std::move(instance).error());
+  return layer_embedder{std::move(*instance), std::move(choice->warnings)};
 }
 
 }  // namespace agentctx::agdb

@@ -59,6 +59,13 @@
 
 namespace agentctx::agdb {
 
+/// A chunk's source with its string resolved (a view into the file).
+struct source_view {
+  relationship_kind kind = relationship_kind::source_string;
+  std::uint32_t chunk_id = 0;  ///< set when kind == source_chunk_id
+  std::string_view text;       ///< set when kind == source_string
+};
+
 /// A chunk record with its strings resolved (views into the file).
 struct chunk_view {
   std::uint32_t id = 0;
@@ -196,6 +203,13 @@ class layer_reader {
   result<std::vector<source_ref>> sources(const chunk_view& chunk) const {
     return sources_in_range(chunk.rel_start, chunk.rel_count, chunk.record_offset);
   }
+  /// The same sources without copying them: calls `visit(source_view)`
+  /// (returning result<void>) for each in order, and stops at the first
+  /// error, its own or one that sources() would return.
+  template <class Visit>
+  result<void> for_each_source(const chunk_view& chunk, Visit&& visit) const {
+    return visit_sources_in_range(chunk.rel_start, chunk.rel_count, chunk.record_offset, visit);
+  }
 
   // ---- embeddings ----------------------------------------------------------
   const embedding_matrix_header& embedding_header() const noexcept { return embeddings_; }
@@ -233,6 +247,9 @@ class layer_reader {
   result<std::string_view> string_for_field(std::uint32_t id, std::uint64_t field_offset) const;
   result<std::vector<source_ref>> sources_in_range(std::uint64_t rel_start, std::uint32_t rel_count,
                                                    std::uint64_t record_offset) const;
+  template <class Visit>
+  result<void> visit_sources_in_range(std::uint64_t rel_start, std::uint32_t rel_count, std::uint64_t record_offset,
+                                      Visit& visit) const;
   const section_entry& section(section_kind kind) const noexcept {
     return sections_[section_index_[static_cast<std::size_t>(kind)]];
   }
@@ -259,8 +276,22 @@ class layer_reader {
 /// errc::invalid_id at the record's embedding_row field). A layer with more
 /// chunks than embedding rows fails with errc::unsupported: the output holds
 /// one row per chunk, and bounding it by the stored matrix keeps a small
-/// hostile file from demanding memory quadratic in its size.
+/// hostile file from demanding memory quadratic in its size. The vectors of
+/// chunks and values have room for one more chunk, so that appending one
+/// (an agent write) does not copy them.
 result<layer_contents> read_layer_contents(const layer_reader& reader);
+
+namespace detail {
+
+/// errc::unsupported unless `reader` has at least one embedding row per
+/// chunk (see read_layer_contents).
+result<void> check_row_per_chunk(const layer_reader& reader);
+
+/// The embedding row of chunk `index` (< chunk_count()); errc::invalid_id at
+/// its record's embedding_row field when that names no row.
+result<embedding_row_view> row_of_chunk(const layer_reader& reader, std::size_t index);
+
+}  // namespace detail
 
 }  // namespace agentctx::agdb
 

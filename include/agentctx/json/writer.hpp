@@ -20,7 +20,9 @@
 //   - doubles use the shortest text that reads back to the same value
 //     (std::to_chars: 0.1 -> "0.1", 1e21 -> "1e+21", -0.0 -> "-0", 1.0 -> "1");
 //     whole numbers from 2^53 up use exponent form; NaN and infinities, which
-//     JSON cannot express, are written as null.
+//     JSON cannot express, are written as null;
+//   - floats likewise use the shortest text that reads back to the same f32
+//     (0.7f -> "0.7"); whole numbers from 2^24 up use exponent form.
 //
 // Calls that break the grammar (a value in an object without a key, a key
 // outside an object, an end_* that does not match, a second top-level value)
@@ -210,6 +212,21 @@ class writer {
     char* const last = first + digits.size();
     char* end = std::to_chars(first, last, number).ptr;  // 32 characters hold any double
     if (std::fabs(number) >= 0x1p53 && std::find_if(first, end, [](char c) { return c == '.' || c == 'e'; }) == end) {
+      end = std::to_chars(first, last, number, std::chars_format::scientific).ptr;
+    }
+    return literal(std::string_view(first, static_cast<std::size_t>(end - first)));
+  }
+
+  /// The shortest text that reads back to the same f32 (0.7f -> "0.7", not
+  /// the "0.699999988079071" of its double value); NaN and infinities become
+  /// null. For values stored as f32: confidences, embedding values.
+  writer& value(float number) {
+    if (!std::isfinite(number)) return value(nullptr);
+    std::array<char, 32> digits;
+    char* const first = digits.data();
+    char* const last = first + digits.size();
+    char* end = std::to_chars(first, last, number).ptr;  // 32 characters hold any float
+    if (std::fabs(number) >= 0x1p24f && std::find_if(first, end, [](char c) { return c == '.' || c == 'e'; }) == end) {
       end = std::to_chars(first, last, number, std::chars_format::scientific).ptr;
     }
     return literal(std::string_view(first, static_cast<std::size_t>(end - first)));

@@ -263,10 +263,10 @@ inline std::optional<std::size_t> layer_reader::find_chunk(std::uint32_t id) con
   return index.table.find(id);
 }
 
-inline result<std::vector<source_ref>> layer_reader::sources_in_range(std::uint64_t rel_start, std::uint32_t rel_count,
-                                                                      std::uint64_t record_offset) const {
-  std::vector<source_ref> out;
-  if (rel_count == 0) return out;
+template <class Visit>
+result<void> layer_reader::visit_sources_in_range(std::uint64_t rel_start, std::uint32_t rel_count,
+                                                  std::uint64_t record_offset, Visit& visit) const {
+  if (rel_count == 0) return {};
   const bool at_record = record_offset != error::no_offset;
   const std::uint64_t start_field = at_record ? record_offset + 36 : error::no_offset;
   const std::uint64_t count_field = at_record ? record_offset + 44 : error::no_offset;
@@ -279,21 +279,33 @@ inline result<std::vector<source_ref>> layer_reader::sources_in_range(std::uint6
                    "relationships " + std::to_string(rel_start) + "+" + std::to_string(rel_count) +
                        " leave the table of " + std::to_string(relationships_.relationship_count));
   }
-  out.reserve(rel_count);
   for (std::uint64_t i = rel_start; i < rel_start + rel_count; ++i) {
     const std::uint64_t at = relationship_offset(static_cast<std::size_t>(i));
     const relationship_record r = decode_relationship_record(bytes_.data() + at);
     if (r.kind == static_cast<std::uint32_t>(relationship_kind::source_chunk_id)) {
-      out.push_back(source_ref::to_chunk(r.value_u32));
+      AGENTCTX_TRY(visit(source_view{relationship_kind::source_chunk_id, r.value_u32, {}}));
     } else if (r.kind == static_cast<std::uint32_t>(relationship_kind::source_string)) {
       auto text = string_for_field(r.value_u32, at + 4);
       if (!text) return unexpected(std::move(text).error());
-      out.push_back(source_ref::to_string(std::string(*text)));
+      AGENTCTX_TRY(visit(source_view{relationship_kind::source_string, 0, *text}));
     } else {
       return corrupt(errc::invalid_value, at,
                      "relationship kind " + std::to_string(r.kind) + " is neither a chunk id (1) nor a string (2)");
     }
   }
+  return {};
+}
+
+inline result<std::vector<source_ref>> layer_reader::sources_in_range(std::uint64_t rel_start, std::uint32_t rel_count,
+                                                                      std::uint64_t record_offset) const {
+  std::vector<source_ref> out;
+  auto collect = [&out, rel_count](const source_view& source) -> result<void> {
+    if (out.empty()) out.reserve(rel_count);  // the range was checked before the first visit
+    out.push_back(source.kind == relationship_kind::source_chunk_id ? source_ref::to_chunk(source.chunk_id)
+                                                                    : source_ref::to_string(std::string(source.text)));
+    return {};
+  };
+  AGENTCTX_TRY(visit_sources_in_range(rel_start, rel_count, record_offset, collect));
   return out;
 }
 
@@ -312,6 +324,34 @@ inline result<embedding_row_view> layer_reader::row(std::uint32_t row_1_based) c
                             embeddings_.quant_scale);
 }
 
+namespace detail {
+
+inline result<void> check_row_per_chunk(const layer_reader& reader) {
+  // layer_contents keeps one row per chunk. When chunks share rows that copy
+  // could be quadratic in the file size (many chunks x one huge row), so such
+  // layers are refused rather than letting a small file demand gigabytes.
+  const std::uint64_t rows = reader.embedding_header().row_count;
+  if (reader.chunk_count() > rows) {
+    return fail(errc::unsupported,
+                std::to_string(reader.chunk_count()) + " chunks share " + std::to_string(rows) +
+                    " embedding rows; layer_contents needs one row per chunk",
+                reader.name(), reader.sections()[*reader.find_section(section_kind::embedding_matrix)].offset);
+  }
+  return {};
+}
+
+inline result<embedding_row_view> row_of_chunk(const layer_reader& reader, std::size_t index) {
+  const chunk_record record = reader.record(index);
+  auto row = reader.row(record.embedding_row);
+  if (!row) {
+    return fail(errc::invalid_id, "chunk " + std::to_string(record.id) + ": " + row.error().message, reader.name(),
+                reader.record_offset(index) + 28);
+  }
+  return row;
+}
+
+}  // namespace detail
+
 inline result<layer_contents> read_layer_contents(const layer_reader& reader) {
   layer_contents out;
   out.version_minor = reader.header().version_minor;
@@ -322,20 +362,15 @@ inline result<layer_contents> read_layer_contents(const layer_reader& reader) {
   const std::size_t n = reader.chunk_count();
   const std::size_t dim = m.dim;
   const bool f32 = out.embeddings.type == element_type::f32;
-  // layer_contents keeps one row per chunk. When chunks share rows that copy
-  // could be quadratic in the file size (many chunks x one huge row), so such
-  // layers are refused rather than letting a small file demand gigabytes.
-  if (n > m.row_count) {
-    return fail(errc::unsupported,
-                std::to_string(n) + " chunks share " + std::to_string(m.row_count) +
-                    " embedding rows; layer_contents needs one row per chunk",
-                reader.name(), reader.sections()[*reader.find_section(section_kind::embedding_matrix)].offset);
-  }
-  if (m.row_count == n) {
-    if (f32) out.embeddings.f32_values.reserve(n * dim);
-    else out.embeddings.i8_values.reserve(n * dim);
-  }
-  out.chunks.reserve(n);
+  AGENTCTX_TRY(detail::check_row_per_chunk(reader));
+  // Room for one more chunk and row: contents are mostly read to be extended
+  // by a chunk (an agent write), and growing a full vector would copy it
+  // whole. n <= row_count, and a row is no larger than the stored matrix
+  // when it holds one, so the reservation is bounded by the file size.
+  const std::size_t reserved_rows = m.row_count == 0 ? 0 : n + 1;
+  if (f32) out.embeddings.f32_values.reserve(reserved_rows * dim);
+  else out.embeddings.i8_values.reserve(reserved_rows * dim);
+  out.chunks.reserve(n + 1);
   for (std::size_t i = 0; i < n; ++i) {
     auto view = reader.chunk(i);
     if (!view) return unexpected(std::move(view).error());
@@ -344,11 +379,8 @@ inline result<layer_contents> read_layer_contents(const layer_reader& reader) {
     out.chunks.push_back(chunk{view->id, std::string(view->kind), std::string(view->content),
                                std::string(view->author), view->confidence, view->created_at_unix_ms,
                                std::move(*sources)});
-    auto row = reader.row(view->embedding_row);
-    if (!row) {
-      return fail(errc::invalid_id, "chunk " + std::to_string(view->id) + ": " + row.error().message, reader.name(),
-                  view->record_offset + 28);
-    }
+    auto row = detail::row_of_chunk(reader, i);
+    if (!row) return unexpected(std::move(row).error());
     if (f32) {
       std::vector<float>& values = out.embeddings.f32_values;
       values.resize(values.size() + dim);

@@ -1,0 +1,8 @@
+agentsdb layer signature
+version: 1
+algorithm: ed25519
+key-id: 21fe31dfa154a261
+layer-size: 4
+layer-sha256: 110e9ef9a395072d22014bcdcbbe69368af34fbfa16e9d6036518534c6adc489
+signature: c66b00e494426dfa056e9c19e634e4653900d3786d331fa5f34f8b6cc95f689c8c62d7c97996a20ea846062aeef42f2ae65243102474e820856658301b1a1608
+comment: x

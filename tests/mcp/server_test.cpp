@@ -1,0 +1,267 @@
+// The MCP server core (agentctx/mcp/server.hpp) with tools of its own:
+// lifecycle and version negotiation, tools/list and tools/call across
+// protocol versions, batches, and what the server does with odd input.
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agentctx/mcp/server.hpp"
+#include "agentctx/mcp/tool_registry.hpp"
+#include "mcp/mcp_test_support.hpp"
+
+namespace mcp = agentctx::mcp;
+using mcp::json_schema;
+using mcp_test::call;
+using mcp_test::initialize;
+using mcp_test::request;
+
+namespace {
+
+std::string text_of(simdjson::dom::element e, std::string_view key) { return std::string(e[key].get_string().value()); }
+
+// echo {text, times?}: the text repeated; fail: an isError result; throws: an exception.
+mcp::tool_registry test_tools() {
+  mcp::tool_registry tools;
+  mcp::tool_definition echo;
+  echo.name = "echo";
+  echo.title = "Echo";
+  echo.description = "Repeats a text";
+  echo.input_schema = json_schema::object()
+                          .required_property("text", json_schema::string())
+                          .property("times", json_schema::integer().minimum(1).maximum(3));
+  echo.output_schema = json_schema::object().required_property("echo", json_schema::string());
+  echo.aliases = {"test.echo"};
+  echo.handler = [](simdjson::dom::object arguments) {
+    std::string repeated;
+    const std::int64_t times = arguments.at_key("times").error() ? 1 : *mcp::integer_value(arguments["times"].value());
+    for (std::int64_t i = 0; i < times; ++i) repeated += arguments["text"].get_string().value();
+    std::string out;
+    agentctx::json::writer(out).begin_object().key("echo").value(repeated).end_object();
+    return mcp::tool_result::object(out);
+  };
+  REQUIRE(tools.add(std::move(echo)).has_value());
+
+  mcp::tool_definition failing;
+  failing.name = "fail";
+  failing.description = "Always fails";
+  failing.handler = [](simdjson::dom::object) { return mcp::tool_result::failure("it failed, as it always does"); };
+  REQUIRE(tools.add(std::move(failing)).has_value());
+
+  mcp::tool_definition throwing;
+  throwing.name = "throws";
+  throwing.description = "Throws";
+  throwing.handler = [](simdjson::dom::object) -> mcp::tool_result { throw std::runtime_error("boom"); };
+  REQUIRE(tools.add(std::move(throwing)).has_value());
+  return tools;
+}
+
+mcp_test::session make_session(mcp::server_limits limits = {}) {
+  return mcp_test::session(mcp::server({"test-server", "1.2.3", "Test Server", "Be nice."}, test_tools(), limits));
+}
+
+}  // namespace
+
+TEST_CASE("initialize answers the client's version when supported, else the latest") {
+  struct negotiation {
+    const char* requested;
+    const char* answered;
+  };
+  const std::vector<negotiation> cases = {{"2025-11-25", "2025-11-25"}, {"2025-06-18", "2025-06-18"},
+                                          {"2025-03-26", "2025-03-26"}, {"2024-11-05", "2024-11-05"},
+                                          {"2024-10-07", "2025-11-25"}, {"2099-01-01", "2025-11-25"},
+                                          {"", "2025-11-25"}};
+  for (const negotiation& c : cases) {
+    CAPTURE(c.requested);
+    mcp_test::session s = make_session();
+    CHECK(s.server().protocol_version().empty());
+    const auto result = s.result(initialize(1, c.requested));
+    CHECK(text_of(result, "protocolVersion") == c.answered);
+    CHECK(s.server().protocol_version() == c.answered);
+    CHECK(simdjson::minify(result["capabilities"].value()) == R"({"tools":{}})");
+    CHECK(text_of(result["serverInfo"].value(), "name") == "test-server");
+    CHECK(text_of(result["serverInfo"].value(), "version") == "1.2.3");
+    CHECK((result["serverInfo"]["title"].error() == simdjson::SUCCESS) == mcp::has_structured_tool_output(c.answered));
+    CHECK(text_of(result, "instructions") == "Be nice.");
+    REQUIRE_FALSE(s.log->empty());
+    CHECK(s.log->back().find("client \"doctest\" \"1\" asked for protocol") != std::string::npos);
+  }
+}
+
+TEST_CASE("the lifecycle: initialized notification, ping, a second initialize") {
+  mcp_test::session s = make_session();
+  // Requests before initialize are served (under the latest version).
+  CHECK(simdjson::minify(s.result(request(1, "ping"))) == "{}");
+  REQUIRE(s.send(initialize(2, "2025-06-18")));
+  CHECK_FALSE(s.server().initialized());
+  CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","method":"notifications/initialized"})").has_value());
+  CHECK(s.server().initialized());
+  CHECK(*s.send(request(3, "ping")) == R"({"jsonrpc":"2.0","id":3,"result":{}})");
+  CHECK(*s.send(R"({"jsonrpc":"2.0","id":"p","method":"ping","params":{"_meta":{}}})") ==
+        R"({"jsonrpc":"2.0","id":"p","result":{}})");
+  CHECK(*s.send(initialize(4)) ==
+        R"({"jsonrpc":"2.0","id":4,"error":{"code":-32600,"message":"initialize was already received; this )"
+        R"(session speaks protocol 2025-06-18"}})");
+  // Other notifications, a response from the client and blank lines get no answer.
+  CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}})"));
+  CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","method":"no/such/notification"})"));
+  CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","id":9,"result":{}})"));
+  CHECK_FALSE(s.send(""));
+  CHECK_FALSE(s.send(" \t\r"));
+  CHECK(s.log->back() == "ignored a response: this server sends no requests");
+}
+
+TEST_CASE("initialize without a protocol version is an invalid-params error") {
+  for (const char* params : {"", R"({})", R"({"protocolVersion":20250618})"}) {
+    CAPTURE(params);
+    mcp_test::session s = make_session();
+    const auto answer = s.answer(request(1, "initialize", params));
+    CHECK(answer["error"]["code"].get_int64().value() == -32602);
+    CHECK(text_of(answer["error"].value(), "message") == "initialize needs params.protocolVersion (a string)");
+    CHECK(s.server().protocol_version().empty());
+  }
+}
+
+TEST_CASE("tools/list: names, descriptions and schemas; titles and output schemas from 2025-06-18") {
+  for (const char* version : {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}) {
+    CAPTURE(version);
+    mcp_test::session s = make_session();
+    REQUIRE(s.send(initialize(1, version)));
+    const bool structured = mcp::has_structured_tool_output(version);
+    const auto result = s.result(request(2, "tools/list", R"({"cursor":"ignored"})"));
+    const simdjson::dom::array tools = result["tools"].get_array().value();
+    REQUIRE(tools.size() == 3);
+    const simdjson::dom::element echo = tools.at(0).value();
+    CHECK(text_of(echo, "name") == "echo");
+    CHECK(text_of(echo, "description") == "Repeats a text");
+    CHECK(std::string(simdjson::minify(echo["inputSchema"].value())) ==
+          mcp::json_schema::object()
+              .required_property("text", json_schema::string())
+              .property("times", json_schema::integer().minimum(1).maximum(3))
+              .to_json());
+    CHECK((echo["title"].error() == simdjson::SUCCESS) == structured);
+    CHECK((echo["outputSchema"].error() == simdjson::SUCCESS) == structured);
+    CHECK(result["nextCursor"].error() == simdjson::NO_SUCH_FIELD);
+    for (const simdjson::dom::element tool : tools) {
+      CHECK(text_of(tool, "name") != "test.echo");  // aliases are not listed
+      CHECK(tool["outputSchema"].error() == (structured && text_of(tool, "name") == "echo"
+                                                 ? simdjson::SUCCESS
+                                                 : simdjson::NO_SUCH_FIELD));
+    }
+  }
+}
+
+TEST_CASE("tools/call: text content always, structured content from 2025-06-18, isError for failures") {
+  for (const char* version : {"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}) {
+    CAPTURE(version);
+    mcp_test::session s = make_session();
+    REQUIRE(s.send(initialize(1, version)));
+    const bool structured = mcp::has_structured_tool_output(version);
+    const std::string answer = *s.send(call(2, "echo", R"({"text":"ab","times":2})"));
+    if (structured) {
+      CHECK(answer == R"({"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"echo\":\"abab\"}"}],)"
+                      R"("structuredContent":{"echo":"abab"},"isError":false}})");
+    } else {
+      CHECK(answer == R"({"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"{\"echo\":\"abab\"}"}],)"
+                      R"("isError":false}})");
+    }
+    // The alias, and a call without arguments of a tool that needs none.
+    CHECK(s.send(call(3, "test.echo", R"({"text":"x"})"))->find(R"(\"echo\":\"x\")") != std::string::npos);
+    CHECK(*s.send(request(4, "tools/call", R"({"name":"fail"})")) ==
+          R"({"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"it failed, as it always does"}],)"
+          R"("isError":true}})");
+    CHECK(*s.send(call(5, "throws", "{}")) ==
+          R"({"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"internal error in throws: boom"}],)"
+          R"("isError":true}})");
+    CHECK(s.log->back() == "throws: internal error in throws: boom");
+    CHECK(s.call_error("echo", R"({"text":"x","times":4})") == "invalid arguments for echo: times must be at most 3, not 4");
+    CHECK(s.call_error("echo", R"({})") == "invalid arguments for echo: text is required");
+    CHECK(s.call_error("fail", R"({"x":1})") == "invalid arguments for fail: unknown property 'x' (none are taken)");
+  }
+}
+
+TEST_CASE("batches: answered as arrays under 2025-03-26, refused under the other versions") {
+  mcp_test::session s = make_session();
+  REQUIRE(s.send(initialize(1, "2025-03-26")));
+  CHECK(*s.send(R"([{"jsonrpc":"2.0","id":2,"method":"ping"},)"
+                R"({"jsonrpc":"2.0","method":"notifications/initialized"},)"
+                R"({"jsonrpc":"2.0","id":3,"method":"nope"},)"
+                R"(7,)"
+                R"([{"jsonrpc":"2.0","id":4,"method":"ping"}]])") ==
+        R"([{"jsonrpc":"2.0","id":2,"result":{}},)"
+        R"({"jsonrpc":"2.0","id":3,"error":{"code":-32601,"message":"method not found: \"nope\""}},)"
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a message must be a JSON object, not a number"}},)"
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"a batch must not contain a batch"}}])");
+  CHECK(s.server().initialized());
+  // Only notifications: no answer at all.
+  CHECK_FALSE(s.send(R"([{"jsonrpc":"2.0","method":"notifications/initialized"}])"));
+  CHECK(*s.send("[]") == R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the batch is empty"}})");
+
+  mcp_test::session small = make_session({std::size_t{1} << 20, 2});
+  REQUIRE(small.send(initialize(1, "2025-03-26")));
+  CHECK(small.send(R"([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}])")
+            ->front() == '[');
+  CHECK(small.send(R"([1,2,3])")->find("the batch has 3 messages; at most 2 are allowed") != std::string::npos);
+
+  for (const char* version : {"2025-11-25", "2025-06-18", "2024-11-05"}) {
+    CAPTURE(version);
+    mcp_test::session other = make_session();
+    REQUIRE(other.send(initialize(1, version)));
+    CHECK(*other.send(R"([{"jsonrpc":"2.0","id":2,"method":"ping"}])") ==
+          R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"batches are not supported in protocol )"
+          R"(version )" + std::string(version) + R"x( (only 2025-03-26 has them)"}})x");
+  }
+  // Before initialize the latest version's rules apply: no batches.
+  CHECK(make_session().send(R"([{"jsonrpc":"2.0","id":2,"method":"ping"}])")->find("-32600") != std::string::npos);
+}
+
+TEST_CASE("oversized lines, parse errors and the log") {
+  mcp_test::session s = make_session({64, 256});
+  REQUIRE(s.send(R"({"jsonrpc":"2.0","id":1,"method":"ping"})").has_value());
+  CHECK(*s.send(std::string(100, ' ') + R"({"jsonrpc":"2.0","id":2,"method":"ping"})") ==
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the message has 140 bytes; the limit is 64 )"
+        R"(bytes per line"}})");
+  CHECK(s.log->back() == "the message has 140 bytes; the limit is 64 bytes per line");
+  const std::string parse_error = *s.send(R"({"jsonrpc":"2.0","id":3,"method":"ping")");
+  CHECK(parse_error.rfind(R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: )", 0) == 0);
+  CHECK(s.log->back().rfind("parse error: ", 0) == 0);
+  CHECK(*s.send(R"({"jsonrpc":"2.0","id":4,"method":"ping"})") == R"({"jsonrpc":"2.0","id":4,"result":{}})");
+}
+
+TEST_CASE("tool_registry refuses bad names, taken names, missing handlers and non-object schemas") {
+  const auto handler = [](simdjson::dom::object) { return mcp::tool_result::failure("x"); };
+  mcp::tool_registry tools;
+  const auto add = [&](std::string name, std::vector<std::string> aliases = {}) {
+    mcp::tool_definition tool;
+    tool.name = std::move(name);
+    tool.aliases = std::move(aliases);
+    tool.handler = handler;
+    return tools.add(std::move(tool));
+  };
+  CHECK(add("a_b-c.D9").has_value());
+  CHECK(add("a_b-c.D9").error().message == "tool name a_b-c.D9 is taken");
+  CHECK(add("other", {"a_b-c.D9"}).error().message == "tool name a_b-c.D9 is taken");
+  CHECK(add("").error().message == "'' is not a valid tool name");
+  CHECK(add("has space").error().message == "'has space' is not a valid tool name");
+  CHECK(add(std::string(129, 'a')).has_value() == false);
+  CHECK(add(std::string(128, 'a')).has_value());
+  CHECK(add("x", {"y/z"}).error().message == "'y/z' is not a valid tool name");
+
+  mcp::tool_definition no_handler;
+  no_handler.name = "lonely";
+  CHECK(tools.add(no_handler).error().message == "tool lonely has no handler");
+  mcp::tool_definition bad_schema;
+  bad_schema.name = "bad";
+  bad_schema.handler = handler;
+  bad_schema.input_schema = json_schema::string();
+  CHECK(tools.add(bad_schema).error().message == "the schemas of tool bad must be object schemas");
+  bad_schema.input_schema = json_schema::object();
+  bad_schema.output_schema = json_schema::array(json_schema::string());
+  CHECK_FALSE(tools.add(bad_schema).has_value());
+  CHECK(tools.tools().size() == 2);
+  CHECK(tools.find("a_b-c.D9") == &tools.tools().front());
+  CHECK(tools.find("missing") == nullptr);
+}

@@ -6,12 +6,12 @@
 #      with `npm ci` into tests/mcp/sdk), and every benchmark once on small input,
 #   3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer: the same
 #      tests again,
-#   4. every libFuzzer target for a bounded time (AGENTCTX_FUZZ_SECONDS, default 20).
+#   4. every libFuzzer target for a bounded time (AGENTCTX_FUZZ_SECONDS, default 10).
 # Exits non-zero on the first failure. Build folders live under build/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc)
-fuzz_seconds=${AGENTCTX_FUZZ_SECONDS:-20}
+fuzz_seconds=${AGENTCTX_FUZZ_SECONDS:-10}
 started=$SECONDS
 passed=0
 failed=0
@@ -55,14 +55,19 @@ else
 fi
 
 step "GCC build (warnings are errors)"
-cmake -S "$root" -B "$root/build/gcc" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAGENTCTX_WERROR=ON >/dev/null
+# -O1 without debug info: the warnings that need the optimiser still fire,
+# and the build takes half the time of -O2 -g on the 2-core CI machine.
+cmake -S "$root" -B "$root/build/gcc" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+  -DAGENTCTX_WERROR=ON >/dev/null
 cmake --build "$root/build/gcc" -j"$jobs"
 step "tests (GCC)"
 run_ctest "$root/build/gcc"
 
 step "clang build with ASan + UBSan"
+# -O0 with line tables (enough for file:line in sanitizer reports) builds
+# about 2.5 times faster than -O1 -g; the tests run a little slower.
 cmake -S "$root" -B "$root/build/asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" -DAGENTCTX_SANITIZE=ON -DAGENTCTX_WERROR=ON -DAGENTCTX_BUILD_EXAMPLES=OFF >/dev/null
+  -DCMAKE_CXX_FLAGS_DEBUG="-O0 -gline-tables-only" -DAGENTCTX_SANITIZE=ON -DAGENTCTX_WERROR=ON -DAGENTCTX_BUILD_EXAMPLES=OFF >/dev/null
 cmake --build "$root/build/asan" -j"$jobs"
 step "tests (ASan + UBSan)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1

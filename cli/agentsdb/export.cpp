@@ -19,6 +19,7 @@
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentsdb/command.hpp"
 #include "agentsdb/layer_files.hpp"
+#include "agentsdb/output.hpp"
 
 namespace agentsdb {
 namespace {
@@ -98,8 +99,8 @@ int run_export(const export_cli_options& o) {
   });
   if (!written) return report_error(written.error());
   if (auto committed = writer->commit(); !committed) return report_error(committed.error());
-  std::cout << "exported " << chunks << (chunks == 1 ? " chunk" : " chunks") << " from " << inputs.size() << " layer"
-            << (inputs.size() == 1 ? "" : "s") << " to " << *o.out << '\n';
+  std::cout << "exported " << count_of(chunks, "chunk") << " from " << count_of(inputs.size(), "layer") << " to "
+            << *o.out << '\n';
   return exit_ok;
 }
 

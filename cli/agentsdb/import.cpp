@@ -22,6 +22,7 @@
 #include "agentsdb/command.hpp"
 #include "agentsdb/embedder_options.hpp"
 #include "agentsdb/layer_files.hpp"
+#include "agentsdb/output.hpp"
 
 namespace agentsdb {
 namespace {
@@ -92,12 +93,11 @@ int run_import(const import_cli_options& o) {
     return exit_ok;
   }
   for (const std::string& warning : report->warnings) std::cerr << "agentsdb: warning: " << warning << '\n';
-  std::cout << (report->dry_run ? "would import " : "imported ") << report->imported << " chunk"
-            << (report->imported == 1 ? "" : "s") << " into the " << agdb::layer_name(request.target) << " layer ("
-            << report->path << (report->created ? ", new file" : "");
-  if (!report->dry_run) std::cout << ", " << report->chunk_count << " chunks";
-  std::cout << "); " << report->duplicates << " duplicate" << (report->duplicates == 1 ? "" : "s") << " skipped, "
-            << report->embedded << " embedded again";
+  std::cout << (report->dry_run ? "would import " : "imported ") << count_of(report->imported, "chunk") << " into the "
+            << agdb::layer_name(request.target) << " layer (" << report->path << (report->created ? ", new file" : "");
+  if (!report->dry_run) std::cout << ", " << count_of(report->chunk_count, "chunk");
+  std::cout << "); " << count_of(report->duplicates, "duplicate") << " skipped, " << report->embedded
+            << " embedded again";
   if (report->skipped_meta != 0) std::cout << ", " << report->skipped_meta << " meta.* skipped";
   std::cout << '\n';
   return exit_ok;

@@ -19,6 +19,11 @@
 
 namespace agentsdb {
 
+/// "1 chunk", "3 chunks": a count with its noun, in the plural unless 1.
+inline std::string count_of(std::size_t n, std::string_view noun) {
+  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
+}
+
 /// "docs/a.md:12" for a string source, "chunk 7" for a chunk-id source.
 inline std::string describe_source(const agentctx::agdb::source_ref& s) {
   if (s.kind == agentctx::agdb::relationship_kind::source_chunk_id) return "chunk " + std::to_string(s.chunk_id);

@@ -21,6 +21,7 @@
 #include "agentctx/mcp/server.hpp"
 #include "agentctx/mcp/stdio_transport.hpp"
 #include "agentsdb/command.hpp"
+#include "agentsdb/output.hpp"
 #include "agentsdb/embedder_options.hpp"
 #include "agentsdb/layer_files.hpp"
 
@@ -54,9 +55,9 @@ int run_serve(const serve_cli_options& o) {
   if (!stack) return report_error(stack.error());
   for (const agdb::layer_location& location : tool_options.layers) {
     const auto index = stack->index_of(location.id);
+    const std::size_t chunks = index ? stack->layers()[*index].reader.chunk_count() : 0;
     log_line(std::string(agdb::layer_name(location.id)) + " layer: " + location.path +
-             (index ? " (" + std::to_string(stack->layers()[*index].reader.chunk_count()) + " chunks)"
-                    : " (absent)"));
+             (index ? " (" + count_of(chunks, "chunk") + ")" : " (absent)"));
   }
 
   mcp::tool_registry tools;

@@ -21,6 +21,7 @@
 #include "agentsdb/command.hpp"
 #include "agentsdb/embedder_options.hpp"
 #include "agentsdb/layer_files.hpp"
+#include "agentsdb/output.hpp"
 
 namespace agentsdb {
 namespace {
@@ -78,8 +79,8 @@ int run_write(const write_cli_options& o) {
     std::cout << out << '\n';
   } else {
     std::cout << "wrote chunk " << written->id << " to the " << agdb::layer_name(w.scope) << " layer ("
-              << written->path << (written->created ? ", new file" : "") << ", " << written->chunk_count
-              << " chunks)\n";
+              << written->path << (written->created ? ", new file" : "") << ", "
+              << count_of(written->chunk_count, "chunk") << ")\n";
   }
   return exit_ok;
 }

@@ -37,7 +37,7 @@ TEST_CASE("agentsdb write: the RFC examples, then search finds the chunks with t
                                     dir.path());
   check_clean_success(local);
   CHECK(local.out.rfind("wrote chunk ", 0) == 0);
-  CHECK(contains(local.out, " to the local layer (AGENTS.local.db, new file, 1 chunks)\n"));
+  CHECK(contains(local.out, " to the local layer (AGENTS.local.db, new file, 1 chunk)\n"));
 
   simdjson::dom::parser parser;
   const run_result delta = agentsdb({"write", "--scope", "delta", "--content",

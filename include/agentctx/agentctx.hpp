@@ -20,6 +20,7 @@
 #include "agentctx/core/line_diff.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/json/f32_array.hpp"
+#include "agentctx/json/json_type.hpp"
 #include "agentctx/io/file_system.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/io/memory_file_system.hpp"

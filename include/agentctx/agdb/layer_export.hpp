@@ -48,6 +48,7 @@
 #include "agentctx/core/sha256.hpp"
 #include "agentctx/core/utf8.hpp"
 #include "agentctx/json/f32_array.hpp"
+#include "agentctx/json/json_type.hpp"
 #include "agentctx/json/writer.hpp"
 
 namespace agentctx::agdb {
@@ -293,20 +294,6 @@ inline result<void> write_export(std::span<const export_input> inputs, const exp
 
 namespace detail {
 
-inline std::string_view json_type_name(simdjson::dom::element value) noexcept {
-  switch (value.type()) {
-    case simdjson::dom::element_type::OBJECT: return "an object";
-    case simdjson::dom::element_type::ARRAY: return "an array";
-    case simdjson::dom::element_type::STRING: return "a string";
-    case simdjson::dom::element_type::INT64:
-    case simdjson::dom::element_type::UINT64:
-    case simdjson::dom::element_type::DOUBLE: return "a number";
-    case simdjson::dom::element_type::BOOL: return "a boolean";
-    case simdjson::dom::element_type::NULL_VALUE: return "null";
-  }
-  return "a value";
-}
-
 // Reads one JSON object member by member: iterates the members of `object`,
 // calling `take(key, value, ordinal)` for
 // each declared key (ordinal = its index in `keys`); a declared key given
@@ -336,7 +323,7 @@ inline result<std::string> export_string(simdjson::dom::element value, const std
                                          std::string_view member) {
   std::string_view text;
   if (value.get_string().get(text) != simdjson::SUCCESS) {
-    return export_problem(where, member, "must be a string, not " + std::string(json_type_name(value)));
+    return export_problem(where, member, "must be a string, not " + std::string(json::describe_type(value)));
   }
   return std::string(text);  // simdjson has checked the UTF-8
 }
@@ -608,7 +595,7 @@ inline result<export_bundle> parse_export_json(simdjson::dom::element root) {
   simdjson::dom::object object;
   if (root.get_object().get(object) != simdjson::SUCCESS) {
     return fail(errc::invalid_value, "an export is a JSON object or NDJSON records, not " +
-                                         std::string(json_type_name(root)));
+                                         std::string(json::describe_type(root)));
   }
   static constexpr std::array<std::string_view, 3> keys{"format", "tool", "layers"};
   const std::string where;
@@ -683,7 +670,7 @@ inline result<export_bundle> parse_export_ndjson(std::string_view text, simdjson
     }
     simdjson::dom::object object;
     if (root.get_object().get(object) != simdjson::SUCCESS) {
-      return fail(errc::invalid_value, where + "a record is a JSON object, not " + std::string(json_type_name(root)));
+      return fail(errc::invalid_value, where + "a record is a JSON object, not " + std::string(json::describe_type(root)));
     }
     std::string_view type;
     if (object["type"].get_string().get(type) != simdjson::SUCCESS) {

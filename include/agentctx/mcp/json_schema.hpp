@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "agentctx/core/result.hpp"
+#include "agentctx/json/json_type.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/mcp/jsonrpc.hpp"
 
@@ -322,7 +323,7 @@ class json_schema {
         if (!admits(json_type::null)) break;
         return {};
     }
-    std::string found(detail::describe_json_type(value));
+    std::string found(json::describe_type(value));
     if (value.is_number() && admits(json_type::integer) && !admits(json_type::number)) found = "a fraction";
     return invalid("must be " + expected_types() + ", not " + found);
   }

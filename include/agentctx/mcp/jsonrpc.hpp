@@ -27,6 +27,7 @@
 #include <string_view>
 #include <utility>
 
+#include "agentctx/json/json_type.hpp"
 #include "agentctx/json/writer.hpp"
 
 namespace agentctx::mcp {
@@ -90,19 +91,6 @@ inline decoded_message invalid_message(rpc_error_code code, std::string message,
 }
 
 // "a string", "null", ... for messages about a value of the wrong type.
-inline std::string_view describe_json_type(simdjson::dom::element value) noexcept {
-  switch (value.type()) {
-    case simdjson::dom::element_type::ARRAY: return "an array";
-    case simdjson::dom::element_type::OBJECT: return "an object";
-    case simdjson::dom::element_type::INT64:
-    case simdjson::dom::element_type::UINT64:
-    case simdjson::dom::element_type::DOUBLE: return "a number";
-    case simdjson::dom::element_type::STRING: return "a string";
-    case simdjson::dom::element_type::BOOL: return "a boolean";
-    case simdjson::dom::element_type::NULL_VALUE: return "null";
-  }
-  return "a value";
-}
 
 }  // namespace detail
 
@@ -130,7 +118,7 @@ inline decoded_message decode_message(simdjson::dom::element value) {
   simdjson::dom::object object;
   if (value.get_object().get(object) != simdjson::SUCCESS) {
     return invalid_message(rpc_error_code::invalid_request,
-                           "a message must be a JSON object, not " + std::string(detail::describe_json_type(value)));
+                           "a message must be a JSON object, not " + std::string(json::describe_type(value)));
   }
   decoded_message out;
   if (object.at_key("method").error() == simdjson::NO_SUCH_FIELD &&
@@ -153,7 +141,7 @@ inline decoded_message decode_message(simdjson::dom::element value) {
     } else {
       return invalid_message(rpc_error_code::invalid_request,
                              "the id must be a string or an integer, not " +
-                                 std::string(id_value.is_number() ? "a fraction" : detail::describe_json_type(id_value)));
+                                 std::string(id_value.is_number() ? "a fraction" : json::describe_type(id_value)));
     }
   }
   std::string_view version;
@@ -166,7 +154,7 @@ inline decoded_message decode_message(simdjson::dom::element value) {
   }
   if (method_value.get_string().get(out.method) != simdjson::SUCCESS) {
     return invalid_message(rpc_error_code::invalid_request,
-                           "the method must be a string, not " + std::string(detail::describe_json_type(method_value)),
+                           "the method must be a string, not " + std::string(json::describe_type(method_value)),
                            out.id);
   }
   simdjson::dom::element params_value;
@@ -183,7 +171,7 @@ inline decoded_message decode_message(simdjson::dom::element value) {
       }
     } else {
       return invalid_message(rpc_error_code::invalid_request,
-                             "params must be an object, not " + std::string(detail::describe_json_type(params_value)),
+                             "params must be an object, not " + std::string(json::describe_type(params_value)),
                              out.id);
     }
   }

@@ -39,7 +39,9 @@ for t in "${targets[@]}"; do
   dict=()
   [[ -f "$root/fuzz/$t.dict" ]] && dict=(-dict="$root/fuzz/$t.dict")
   log="$build/$t.log"
-  if "$bin" -max_total_time="$seconds" -print_final_stats=1 -rss_limit_mb=2048 \
+  # -timeout: an input that takes more than 30 s is a hang, reported as a failure
+  # instead of stalling the run until libFuzzer's 20-minute default.
+  if "$bin" -max_total_time="$seconds" -timeout=30 -print_final_stats=1 -rss_limit_mb=2048 \
        -artifact_prefix="$build/$t-" "${dict[@]}" "$corpus" "${seeds[@]}" >"$log" 2>&1; then
     runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo "?")
     echo "fuzz: $t ran clean for ${seconds}s: $runs executions"

@@ -1,10 +1,6 @@
 // agentsdb: the command-line frontend for AGENTS.db layer files (seed 000).
 // Each subcommand lives in its own file; this one wires them together and
 // turns argument errors into a one-line message and exit code 2.
-#include <iostream>
-#include <string>
-#include <vector>
-
 #include "agentsdb/command.hpp"
 
 int main(int argc, char** argv) {
@@ -32,26 +28,5 @@ int main(int argc, char** argv) {
   agentsdb::register_export(app, table);
   agentsdb::register_import(app, table);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
-    // CLI11 checks required options before it looks for arguments it does not
-    // know, so "agentsdb compile --bogus" would be reported as a missing --out
-    // and "agentsdb bogus" as a missing subcommand: name the culprit instead.
-    std::string message = e.what();
-    if (const std::vector<std::string> unknown = app.remaining(true); !unknown.empty()) {
-      message = unknown.size() == 1 ? "unexpected argument" : "unexpected arguments";
-      for (const std::string& argument : unknown) message += " '" + argument + "'";
-    }
-    for (char& c : message) {
-      if (c == '\n') c = ' ';
-    }
-    std::cerr << "agentsdb: " << message << " (run 'agentsdb --help' for usage)\n";
-    return agentsdb::exit_usage;
-  }
-  for (auto& [sub, run] : table.entries) {
-    if (sub->parsed()) return run();
-  }
-  return agentsdb::exit_usage;
+  return agentctx_cli::run_command_line(app, table, argc, argv, agentsdb::program_name);
 }

@@ -16,13 +16,11 @@
 #include "agentctx/agdb/layer_summary.hpp"
 #include "agentctx/core/time.hpp"
 #include "agentctx/json/writer.hpp"
+#include "common/command_support.hpp"
 
 namespace agentsdb {
 
-/// "1 chunk", "3 chunks": a count with its noun, in the plural unless 1.
-inline std::string count_of(std::size_t n, std::string_view noun) {
-  return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
-}
+using agentctx_cli::count_of;
 
 /// "docs/a.md:12" for a string source, "chunk 7" for a chunk-id source.
 inline std::string describe_source(const agentctx::agdb::source_ref& s) {

@@ -1,6 +1,6 @@
 // agentctx/agentctx.hpp: the umbrella header. Includes the whole public API.
 //
-//   core/   result<T>, errors, little-endian helpers, hashing, UTF-8
+//   core/   result<T>, errors, little-endian helpers, hashing, base64, UTF-8
 //   io/     the file-system interface and its POSIX, in-memory and
 //           fault-injecting implementations; atomic replace; locks
 //   agdb/   AGENTS.db (seed 000): the layer format, stacks and search,
@@ -8,6 +8,7 @@
 //   json/   the streaming JSON writer used for --json output and MCP
 //   vector/ similarity kernels (SIMD dispatch) and top-k selection
 //   mcp/    MCP over JSON-RPC 2.0: sessions, tools and the stdio transport
+//   turns/  the turn store (seed 002): turn DAG, blob CAS, recovery
 #pragma once
 
 #include "agentctx/core/crc32.hpp"
@@ -15,9 +16,11 @@
 #include "agentctx/core/error.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/sha256.hpp"
+#include "agentctx/core/base64.hpp"
 #include "agentctx/core/time.hpp"
 #include "agentctx/core/utf8.hpp"
 #include "agentctx/core/line_diff.hpp"
+#include "agentctx/core/zstd_codec.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/json/f32_array.hpp"
 #include "agentctx/json/json_type.hpp"
@@ -70,3 +73,7 @@
 #include "agentctx/vector/instruction_set.hpp"
 #include "agentctx/vector/similarity_kernels.hpp"
 #include "agentctx/vector/top_k.hpp"
+#include "agentctx/turns/format.hpp"
+#include "agentctx/turns/blob_index.hpp"
+#include "agentctx/turns/turn_store.hpp"
+#include "agentctx/turns/store_check.hpp"

@@ -119,6 +119,15 @@ inline run_result agentsdb(const std::vector<std::string>& arguments, const std:
 }
 #endif
 
+#ifdef CTXSTORE_BIN
+/// Runs the ctxstore binary this test suite was built with (tests/CMakeLists.txt
+/// defines CTXSTORE_BIN when the CLI is part of the build).
+inline run_result ctxstore(const std::vector<std::string>& arguments, const std::string& working_directory = {},
+                           const std::string& input_file = "/dev/null") {
+  return run(CTXSTORE_BIN, arguments, working_directory, input_file);
+}
+#endif
+
 /// The whole contents of `path`; fails the test when it cannot be read.
 inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -166,13 +175,14 @@ inline std::size_t line_count(std::string_view text) {
 inline bool contains(std::string_view text, std::string_view part) { return text.find(part) != std::string_view::npos; }
 
 /// The command failed with `exit_code`, printed nothing on stdout and exactly
-/// one "agentsdb: ..." line on stderr that mentions `fragment`.
-inline void check_error(const run_result& r, int exit_code, std::string_view fragment) {
+/// one "<program>: ..." line on stderr that mentions `fragment`.
+inline void check_error(const run_result& r, int exit_code, std::string_view fragment,
+                        std::string_view program = "agentsdb") {
   INFO("stdout: " << r.out);
   INFO("stderr: " << r.err);
   CHECK(r.exit_code == exit_code);
   CHECK(r.out.empty());
-  CHECK(r.err.rfind("agentsdb: ", 0) == 0);
+  CHECK(r.err.rfind(std::string(program) + ": ", 0) == 0);
   CHECK(line_count(r.err) == 1);
   CHECK(contains(r.err, fragment));
 }

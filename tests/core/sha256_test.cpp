@@ -131,3 +131,28 @@ TEST_CASE("to_hex writes lowercase pairs") {
   CHECK(to_hex(bytes) == "000fa0ff42");
   CHECK(to_hex(std::span<const std::uint8_t>()) == "");
 }
+
+TEST_CASE("parse_hex_digest reads back what to_hex writes, and nothing else") {
+  const agentctx::sha256_digest abc = sha256("abc");
+  const std::string hex = to_hex(abc);
+  CHECK(agentctx::parse_hex_digest(hex) == abc);
+  CHECK(agentctx::parse_hex_digest(std::string(64, 'f'))->back() == 0xff);
+  struct row {
+    std::string text;
+    const char* why;
+  };
+  const std::vector<row> bad = {
+      {"", "empty"},
+      {hex.substr(0, 63), "one digit short"},
+      {hex + "0", "one digit long"},
+      {"0x" + hex.substr(2), "a prefix"},
+      {" " + hex.substr(1), "white space"},
+      {"BA" + hex.substr(2), "uppercase"},
+      {"g" + hex.substr(1), "not a hex digit"},
+      {hex.substr(0, 62) + std::string(1, '\0') + "0", "a NUL byte"},
+  };
+  for (const row& r : bad) {
+    CAPTURE(r.why);
+    CHECK_FALSE(agentctx::parse_hex_digest(r.text).has_value());
+  }
+}

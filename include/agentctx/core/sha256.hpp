@@ -2,6 +2,7 @@
 //
 //   agentctx::sha256_digest d = agentctx::sha256("abc");
 //   std::string hex = agentctx::to_hex(d);  // "ba7816bf..."
+//   auto back = agentctx::parse_hex_digest(hex);  // == d
 //
 //   agentctx::sha256_hasher h;               // incremental form
 //   h.update(part1);
@@ -36,6 +37,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -252,6 +254,21 @@ inline std::string to_hex(std::span<const std::uint8_t> bytes) {
     out[2 * i + 1] = digits[bytes[i] & 0x0F];
   }
   return out;
+}
+
+/// The digest whose to_hex() is `hex`: exactly 64 lowercase hex digits, no
+/// prefix or white space; nullopt for any other text.
+inline std::optional<sha256_digest> parse_hex_digest(std::string_view hex) noexcept {
+  sha256_digest digest{};
+  if (hex.size() != 2 * digest.size()) return std::nullopt;
+  auto value = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1; };
+  for (std::size_t i = 0; i < digest.size(); ++i) {
+    const int high = value(hex[2 * i]);
+    const int low = value(hex[2 * i + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    digest[i] = static_cast<std::uint8_t>(high << 4 | low);
+  }
+  return digest;
 }
 
 }  // namespace agentctx

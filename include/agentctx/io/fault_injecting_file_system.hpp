@@ -37,6 +37,8 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <cerrno>
 #include <iterator>
 #include <cstddef>
@@ -84,6 +86,7 @@ struct fault_state {
   std::uint64_t injected = 0;
   bool crash_after_fault = false;
   bool crashed = false;
+  std::chrono::microseconds sync_latency{0};
 };
 
 /// What to do with one operation.
@@ -156,6 +159,12 @@ class fault_injecting_file final : public file {
     return write(data, [&](std::span<const std::byte> part) { return inner_->write_at(offset, part); });
   }
   result<void> sync() override {
+    std::chrono::microseconds latency;
+    {
+      std::lock_guard guard(state_->mutex);
+      latency = state_->sync_latency;
+    }
+    if (latency.count() > 0) std::this_thread::sleep_for(latency);
     return guarded(*state_, operation_kind::sync, "sync", path(), [&] { return inner_->sync(); });
   }
   result<void> truncate(std::uint64_t length) override {
@@ -212,6 +221,12 @@ class fault_injecting_file_system final : public file_system {
   void set_crash_after_fault(bool on) {
     std::lock_guard guard(state_->mutex);
     state_->crash_after_fault = on;
+  }
+  /// Makes every file::sync() take at least this long, like a disk's
+  /// flush, so tests can see concurrent writers share syncs.
+  void set_sync_latency(std::chrono::microseconds latency) {
+    std::lock_guard guard(state_->mutex);
+    state_->sync_latency = latency;
   }
   /// Disarms all faults, turns crash-after-fault off, leaves crashed mode and
   /// zeroes every counter and the history.

@@ -14,8 +14,10 @@
 // result<...>; none throws on I/O failure.
 //
 // Thread-safety: a file_system object may be used from several threads at
-// once. A single `file` handle must not be used concurrently without external
-// synchronisation.
+// once. On one `file` handle, read_at(), sync() and size() may run at the
+// same time as any other call (pread / fdatasync semantics); the calls that
+// change the file (append, write_at, truncate, close) must not overlap each
+// other.
 #pragma once
 
 #include <sys/mman.h>

@@ -1,0 +1,102 @@
+// ctxstore append: appends a turn to a context and moves its head to it; the
+// turn is durable when the command exits 0. The payload comes from --data,
+// --file or, with neither, standard input (bytes as they are), e.g.
+//   ctxstore append --context 0123456789abcdef --type 1 --data '{"role":"user","text":"hi"}'
+//   ctxstore append --context 0123456789abcdef --file reply.bin --codec 0x2
+//   produce-output | ctxstore append --context 0123456789abcdef --parent 41
+// An identical payload already in the store is not stored again.
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "agentctx/io/posix_file_system.hpp"
+#include "ctxstore/command.hpp"
+#include "ctxstore/output.hpp"
+#include "ctxstore/store_access.hpp"
+
+namespace ctxstore {
+namespace {
+
+struct append_options : writer_options {
+  turns::context_id context = 0;
+  std::optional<turns::turn_id> parent;
+  std::uint64_t type = 0;
+  std::uint32_t codec = 0;
+  std::optional<std::string> data;
+  std::optional<std::string> file;
+};
+
+agentctx::result<std::vector<std::byte>> read_standard_input() {
+  std::vector<std::byte> bytes;
+  std::byte buffer[65536];
+  std::size_t n;
+  while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) bytes.insert(bytes.end(), buffer, buffer + n);
+  if (std::ferror(stdin)) return agentctx::fail(agentctx::errc::io_error, "cannot read standard input");
+  return bytes;
+}
+
+agentctx::result<std::vector<std::byte>> read_payload(const append_options& o) {
+  if (o.data) {
+    const auto bytes = std::as_bytes(std::span(o.data->data(), o.data->size()));
+    return std::vector<std::byte>(bytes.begin(), bytes.end());
+  }
+  if (!o.file) return read_standard_input();
+  auto mapped = agentctx::io::default_file_system().map(*o.file);
+  if (!mapped) return agentctx::unexpected(std::move(mapped).error());
+  const auto bytes = mapped->bytes();
+  return std::vector<std::byte>(bytes.begin(), bytes.end());
+}
+
+int run_append(const append_options& o) {
+  if (o.data && o.file) return usage_error("give at most one of --data S and --file F (neither: standard input)");
+  auto payload = read_payload(o);
+  if (!payload) return report_error(payload.error());
+  return with_writer(o, [&](turns::turn_store& s) {
+    turns::append_options options;
+    options.parent = o.parent;
+    options.type_tag = o.type;
+    options.codec = o.codec;
+    auto id = s.append(o.context, *payload, options);
+    if (!id) return report_error(id.error());
+    auto appended = s.get_turn(*id);
+    if (!appended) return report_error(appended.error());
+    if (o.json) {
+      return print_json([&](agentctx::json::writer& w) {
+        w.begin_object();
+        w.key("context").value(turns::to_hex_id(o.context));
+        w.key("turn");
+        write_turn_json(w, s, *appended);
+        w.end_object();
+      });
+    }
+    std::cout << "appended turn " << *id << " to context " << turns::to_hex_id(o.context) << " (parent "
+              << appended->parent << ", depth " << appended->depth << ", " << count_of(payload->size(), "byte")
+              << ", sha256 " << agentctx::to_hex(appended->payload_hash).substr(0, hash_prefix_digits) << ")\n";
+    return static_cast<int>(exit_ok);
+  });
+}
+
+}  // namespace
+
+void register_append(CLI::App& app, command_table& table) {
+  auto [sub, opts] =
+      add_command(app, table, "append", "Append a turn to a context (payload from --data, --file or stdin)", run_append);
+  sub->add_option("--context", opts->context, "The context (its id: 16 hex digits)")
+      ->required()
+      ->transform(context_number);
+  sub->add_option("--parent", opts->parent, "The new turn's parent (default: the context's head)")
+      ->transform(turn_number);
+  sub->add_option("--type", opts->type, "The turn's type tag (decimal or 0x-hex; default 0)")
+      ->transform(whole_number(0, std::numeric_limits<std::uint64_t>::max(), true));
+  sub->add_option("--codec", opts->codec, "The payload's codec tag (decimal or 0x-hex; default 0)")
+      ->transform(whole_number(0, std::numeric_limits<std::uint32_t>::max(), true));
+  sub->add_option("--data", opts->data, "The payload, as given");
+  sub->add_option("--file", opts->file, "Read the payload from this file");
+  add_writer_options(*sub, *opts);
+}
+
+}  // namespace ctxstore

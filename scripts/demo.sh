@@ -3,7 +3,9 @@
 # agentsdb and ctxstore CLIs, compiles an AGENTS.db base layer from this
 # repository's own documentation, validates it, prints what is inside, and
 # searches it; then records a conversation over the same documents in a turn
-# store, branches it, and shows paging, deduplication and a full check.
+# store, branches it, and shows paging, deduplication and a full check; then
+# deposits each documentation page as a Context Package in a Relay store and
+# pulls, searches, orients, asserts facts, reviews, exports and verifies.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build/release"
@@ -12,9 +14,11 @@ out="$root/build/demo"
 bash "$root/scripts/setup.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DAGENTCTX_BUILD_TESTS=OFF \
   -DAGENTCTX_BUILD_BENCH=OFF -DAGENTCTX_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target agentsdb ctxstore
+cmake --build "$build" -j"$(nproc)" --target agentsdb ctxstore relay relay-deposit
 agentsdb="$build/cli/agentsdb"
 ctxstore="$build/cli/ctxstore"
+relay="$build/cli/relay"
+relay_deposit="$build/cli/relay-deposit"
 mkdir -p "$out"
 
 echo
@@ -67,3 +71,84 @@ show replay --store "$store" --turn "$("$ctxstore" last --store "$store" --conte
   python3 -c 'import json,sys; print(json.load(sys.stdin)["turns"][0]["id"])')"
 show stats --store "$store"
 show fsck --store "$store"
+
+# Relay (the Agentic Protocol): every documentation page becomes a Context
+# Package of project proj_agentctx_docs (title: its first heading;
+# description: its first paragraph; content_md: the page), written as JSON
+# files and deposited; the store hashes each over its canonical JSON.
+relay_store="$out/relay"
+packages="$out/packages"
+rm -rf "$relay_store" "$packages"
+mkdir -p "$packages"
+(cd "$root" && python3 - "$packages" docs/*.md docs/*/*.md <<'PY'
+import datetime, json, pathlib, re, sys
+out = pathlib.Path(sys.argv[1])
+now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+for path in sys.argv[2:]:
+    text = pathlib.Path(path).read_text(encoding="utf-8")
+    lines = text.splitlines()
+    title = next((l[2:].strip() for l in lines if l.startswith("# ")), path)[:200]
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip() and not p.lstrip().startswith(("#", "```", "|"))]
+    slug = re.sub(r"[^a-z0-9]+", "-", path.lower().removesuffix(".md")).strip("-")
+    package = {
+        "package_id": "pkg-" + slug,
+        "project_id": "proj_agentctx_docs",
+        "relay_version": "0.1",
+        "title": title,
+        "status": "complete",
+        "package_type": "analysis",
+        "review_type": "none",
+        "created_at": now,
+        "created_by": {"id": "scripts/demo.sh", "type": "script"},
+        "description": " ".join(paragraphs[0].split())[:1000] if paragraphs else "",
+        "tags": [pathlib.Path(path).parent.name],
+        "content_md": text,
+        "deliverables": [{"path": path, "type": "documentation"}],
+        "x-demo-source": path,
+    }
+    (out / (slug + ".json")).write_text(json.dumps(package, ensure_ascii=False, indent=2), encoding="utf-8")
+PY
+)
+first=$(ls "$packages" | head -n 1)
+echo
+echo "\$ relay-deposit --store build/demo/relay build/demo/packages/$first"
+"$relay_deposit" --store "$relay_store" "$packages/$first"
+echo
+echo "\$ for f in build/demo/packages/*.json; do relay deposit --store build/demo/relay \$f; done"
+n=0
+for f in "$packages"/*.json; do
+  [[ "$(basename "$f")" == "$first" ]] && continue
+  "$relay" deposit --store "$relay_store" "$f" >/dev/null
+  n=$((n + 1))
+done
+echo "deposited $n more packages"
+show_relay() {
+  echo
+  printf '$ relay'
+  printf ' %q' "$@"
+  echo
+  "$relay" "$@"
+}
+show_relay hash "$packages/$first"
+show_relay pull --store "$relay_store" --mode latest --project proj_agentctx_docs --limit 3
+show_relay pull --store "$relay_store" --mode relevant --project proj_agentctx_docs --query "canonical JSON sha256 package hash" --limit 3
+show_relay assert --store "$relay_store" --project proj_agentctx_docs --subject agentctx --predicate version \
+  --value "$("$relay" --version | awk '{print $NF}')"
+
+# A draft handoff, read from standard input, goes through human review.
+echo
+echo "\$ relay deposit --store build/demo/relay -   # a draft handoff with decisions and open questions"
+"$relay" deposit --store "$relay_store" - <<JSON
+{"package_id": "pkg-demo-handoff", "project_id": "proj_agentctx_docs", "relay_version": "0.1",
+ "title": "Docs reviewed by the demo", "status": "draft", "package_type": "handoff", "review_type": "none",
+ "created_at": "$(date -u +%Y-%m-%dT%H:%M:%S.000Z)", "created_by": {"id": "scripts/demo.sh", "type": "script"},
+ "significance": 8, "decisions_made": ["Deposit each documentation page as an analysis package"],
+ "open_questions": ["Which pages need worked examples?"],
+ "handoff_note": "Review the format pages against the code before the next release."}
+JSON
+show_relay flag --store "$relay_store" --package pkg-demo-handoff --review-type human --note "check the figures"
+show_relay review --store "$relay_store" --list --project proj_agentctx_docs
+show_relay review --store "$relay_store" --package pkg-demo-handoff --status complete --note "figures checked"
+show_relay orient --store "$relay_store" --project proj_agentctx_docs --max-tokens 600
+show_relay export --store "$relay_store" --project proj_agentctx_docs -o "$out/relay-export.ndjson"
+show_relay verify --store "$relay_store"

@@ -2,8 +2,10 @@
 # Runs the whole agentctx test suite from a clean checkout:
 #   1. installs what is missing (scripts/setup.sh),
 #   2. GCC build, warnings as errors: unit tests, CLI tests, link and consumer
-#      tests, the MCP SDK end-to-end test (its npm packages are installed
-#      with `npm ci` into tests/mcp/sdk), and every benchmark once on small input,
+#      tests, the tests against node (the MCP SDK end-to-end test and canonical
+#      JSON against `canonicalize`; their npm packages are installed with
+#      `npm ci` into tests/mcp/sdk and tests/json/node), and every benchmark
+#      once on small input,
 #   3. clang build with AddressSanitizer + UndefinedBehaviorSanitizer: the same
 #      tests again,
 #   4. every libFuzzer target for a bounded time (AGENTCTX_FUZZ_SECONDS, default 10).
@@ -47,11 +49,13 @@ run_ctest() {
 step "installing dependencies"
 bash "$root/scripts/setup.sh"
 
-step "MCP SDK for the end-to-end test (npm ci in tests/mcp/sdk)"
+step "npm packages for the tests against node (npm ci in tests/mcp/sdk and tests/json/node)"
 if command -v npm >/dev/null 2>&1; then
-  (cd "$root/tests/mcp/sdk" && npm ci --no-audit --no-fund --loglevel=error)
+  for dir in tests/mcp/sdk tests/json/node; do
+    (cd "$root/$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  done
 else
-  echo "test.sh: npm is missing, so the MCP SDK test will be skipped" >&2
+  echo "test.sh: npm is missing, so the tests against node (MCP SDK, canonical JSON) will be skipped" >&2
 fi
 
 step "GCC build (warnings are errors)"

@@ -16,7 +16,7 @@
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
-#include "agentsdb/embedder_options.hpp"
+#include "common/embedder_options.hpp"
 
 namespace agentsdb {
 namespace {
@@ -27,7 +27,7 @@ struct compile_cli_options {
   agdb::compile_options library;
   std::string out;
   std::string element_type = "f32";
-  embedder_options embedder;
+  agentctx_cli::embedder_options embedder;
   bool json = false;
   bool quiet = false;
 };

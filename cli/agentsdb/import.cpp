@@ -20,9 +20,9 @@
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
-#include "agentsdb/embedder_options.hpp"
 #include "agentsdb/layer_files.hpp"
 #include "agentsdb/output.hpp"
+#include "common/embedder_options.hpp"
 
 namespace agentsdb {
 namespace {
@@ -34,7 +34,7 @@ struct import_cli_options {
   std::string target;
   layer_files files;
   std::string dir;
-  embedder_options embedder;
+  agentctx_cli::embedder_options embedder;
   bool preserve_ids = false;
   bool no_dedupe = false;
   bool dry_run = false;

@@ -19,9 +19,9 @@
 #include "agentctx/json/f32_array.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
-#include "agentsdb/embedder_options.hpp"
 #include "agentsdb/layer_files.hpp"
 #include "agentsdb/output.hpp"
+#include "common/embedder_options.hpp"
 
 namespace agentsdb {
 namespace {
@@ -39,7 +39,7 @@ struct search_cli_options {
   std::string metric = "cosine";
   unsigned threads = 0;  // 0: the machine's cores
   std::size_t preview_chars = 120;
-  embedder_options embedder;
+  agentctx_cli::embedder_options embedder;
   bool json = false;
 };
 

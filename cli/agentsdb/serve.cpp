@@ -5,11 +5,9 @@
 // tools are agdb/mcp_tools.hpp, the protocol agentctx/mcp. Standard output
 // carries protocol messages only; diagnostics go to stderr. End of input
 // ends the server with exit code 0.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstddef>
-#include <iostream>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,11 +17,11 @@
 #include "agentctx/agdb/mcp_tools.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/mcp/server.hpp"
-#include "agentctx/mcp/stdio_transport.hpp"
 #include "agentsdb/command.hpp"
-#include "agentsdb/output.hpp"
-#include "agentsdb/embedder_options.hpp"
 #include "agentsdb/layer_files.hpp"
+#include "agentsdb/output.hpp"
+#include "common/embedder_options.hpp"
+#include "common/mcp_serve.hpp"
 
 namespace agentsdb {
 namespace {
@@ -33,12 +31,12 @@ namespace mcp = agentctx::mcp;
 
 struct serve_cli_options {
   layer_files files;
-  embedder_options embedder;
+  agentctx_cli::embedder_options embedder;
   std::size_t max_line_bytes = mcp::server_limits{}.max_line_bytes;
   unsigned threads = 0;  // 0: the machine's cores
 };
 
-void log_line(std::string_view line) { std::cerr << "agentsdb serve: " << line << '\n'; }
+void log_line(std::string_view line) { agentctx_cli::log_serve_line("agentsdb", line); }
 
 int run_serve(const serve_cli_options& o) {
   auto configured = to_embedder_config(o.embedder);
@@ -62,22 +60,14 @@ int run_serve(const serve_cli_options& o) {
 
   mcp::tool_registry tools;
   if (auto added = agdb::add_mcp_tools(tools, fs, std::move(tool_options)); !added) return report_error(added.error());
-  mcp::server_info info;
-  info.name = "agentsdb";
-  info.version = "0.1.0";
-  info.title = "AGENTS.db context layers";
-  info.instructions =
+  auto served = agentctx_cli::serve_mcp_stdio(
+      "agentsdb", "AGENTS.db context layers",
       "Context about this repository lives in layered AGENTS.db files. Use agents_search before answering "
       "questions about the repository; record what you derive with agents_context_write (scope local for notes, "
       "delta for findings worth reviewing) and propose delta chunks for the user layer with "
-      "agents_context_propose.";
-  mcp::server_limits limits;
-  limits.max_line_bytes = o.max_line_bytes;
-  mcp::server server(std::move(info), std::move(tools), limits);
-  server.set_log(log_line);
-  log_line("serving MCP over stdio (protocol " + std::string(mcp::latest_protocol_version) + " and earlier)");
-
-  if (auto served = mcp::serve_stdio(server, STDIN_FILENO, STDOUT_FILENO); !served) return report_error(served.error());
+      "agents_context_propose.",
+      std::move(tools), o.max_line_bytes);
+  if (!served) return report_error(served.error());
   return exit_ok;
 }
 

@@ -19,9 +19,9 @@
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
-#include "agentsdb/embedder_options.hpp"
 #include "agentsdb/layer_files.hpp"
 #include "agentsdb/output.hpp"
+#include "common/embedder_options.hpp"
 
 namespace agentsdb {
 namespace {
@@ -36,7 +36,7 @@ struct write_cli_options {
   std::optional<float> confidence;
   std::vector<std::string> sources;
   layer_files files;
-  embedder_options embedder;
+  agentctx_cli::embedder_options embedder;
   bool json = false;
 };
 

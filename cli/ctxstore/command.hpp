@@ -18,10 +18,12 @@
 #include "agentctx/core/error.hpp"
 #include "agentctx/core/sha256.hpp"
 #include "agentctx/turns/format.hpp"
+#include "common/command_registration.hpp"
 #include "common/command_support.hpp"
 
 namespace ctxstore {
 
+using agentctx_cli::add_command;
 using agentctx_cli::command;
 using agentctx_cli::command_table;
 using agentctx_cli::count_of;
@@ -119,19 +121,6 @@ inline const CLI::Validator blob_hash_text(
       return {};
     },
     "HASH", "blob_hash_text");
-
-/// Adds the subcommand `name` to `parent` with a fresh Options object for its
-/// options, and `run` to call on them when it is the subcommand given.
-/// Returns the subcommand and the options, to add the options to it.
-template <class Options>
-std::pair<CLI::App*, std::shared_ptr<Options>> add_command(CLI::App& parent, command_table& table,
-                                                           const std::string& name, const std::string& description,
-                                                           int (*run)(const Options&)) {
-  auto opts = std::make_shared<Options>();
-  CLI::App* sub = parent.add_subcommand(name, description);
-  table.add(sub, [opts, run] { return run(*opts); });
-  return {sub, opts};
-}
 
 /// What each subcommand file defines: adds its subcommands to the application.
 using registration = void(CLI::App& app, command_table& table);

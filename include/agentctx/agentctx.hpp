@@ -5,10 +5,13 @@
 //           fault-injecting implementations; atomic replace; locks
 //   agdb/   AGENTS.db (seed 000): the layer format, stacks and search,
 //           writes, review, diff, compact, export/import, signatures
-//   json/   the streaming JSON writer used for --json output and MCP
+//   json/   the streaming JSON writer used for --json output and MCP; an owned
+//           JSON tree; canonical JSON (Appendix A and RFC 8785)
 //   vector/ similarity kernels (SIMD dispatch) and top-k selection
 //   mcp/    MCP over JSON-RPC 2.0: sessions, tools and the stdio transport
 //   turns/  the turn store (seed 002): turn DAG, blob CAS, recovery
+//   relay/  the Agentic Protocol (seed 001) at L3: canonical JSON hashing,
+//           packages, facts, the on-disk store, orient/orchestrate, export
 #pragma once
 
 #include "agentctx/core/crc32.hpp"
@@ -20,10 +23,15 @@
 #include "agentctx/core/time.hpp"
 #include "agentctx/core/utf8.hpp"
 #include "agentctx/core/line_diff.hpp"
+#include "agentctx/core/lines.hpp"
 #include "agentctx/core/zstd_codec.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/json/f32_array.hpp"
 #include "agentctx/json/json_type.hpp"
+#include "agentctx/json/value.hpp"
+#include "agentctx/json/canonical.hpp"
+#include "agentctx/core/version.hpp"
+#include "agentctx/io/writer_lock.hpp"
 #include "agentctx/io/file_system.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/io/memory_file_system.hpp"
@@ -77,3 +85,14 @@
 #include "agentctx/turns/blob_index.hpp"
 #include "agentctx/turns/turn_store.hpp"
 #include "agentctx/turns/store_check.hpp"
+#include "agentctx/agdb/rank_fusion.hpp"
+#include "agentctx/relay/model.hpp"
+#include "agentctx/relay/hash.hpp"
+#include "agentctx/relay/errors.hpp"
+#include "agentctx/relay/log_format.hpp"
+#include "agentctx/relay/store.hpp"
+#include "agentctx/relay/search.hpp"
+#include "agentctx/relay/briefing.hpp"
+#include "agentctx/relay/export.hpp"
+#include "agentctx/relay/conformance.hpp"
+#include "agentctx/relay/mcp_tools.hpp"

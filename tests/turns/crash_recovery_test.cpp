@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "support/crash_images.hpp"
 #include "turns/turn_test_support.hpp"
 
 using namespace turns_test;
@@ -91,18 +92,9 @@ oracle run_workload(io::file_system& fs) {
   return log;
 }
 
-/// Everything a recovered store must satisfy. Plain comparisons with one
-/// doctest check per failure: tens of millions of passing REQUIREs would
-/// dominate the run time.
+/// Everything a recovered store must satisfy.
 void check_against(io::memory_file_system& memory, const oracle& log, const std::string& image) {
-  bool ok = true;
-  auto expect = [&](bool condition, const std::string& what) {
-    if (!condition && ok) {
-      ok = false;
-      FAIL_CHECK("crash image " << image << ": " << what);
-    }
-    return condition;
-  };
+  crash_support::image_expectations expect(image);
   io::fault_injecting_file_system fs(memory);
   std::map<context_id, context_head> heads_after;
   turn_id last = 0;
@@ -190,18 +182,6 @@ void check_against(io::memory_file_system& memory, const oracle& log, const std:
   expect(bytes && *bytes == payload(99'999), "append after recovery unreadable");
 }
 
-std::vector<std::pair<std::string, io::crash_mode>> crash_modes(std::uint64_t seed) {
-  return {
-      {"drop unsynced", io::crash_mode::drop_unsynced()},
-      {"keep all unsynced", io::crash_mode::keep_all_unsynced()},
-      {"random prefix, torn", io::crash_mode::random_prefix(seed, true)},
-      {"random prefix, torn (2)", io::crash_mode::random_prefix(seed ^ 0x5555, true)},
-      {"keep half unsynced", io::crash_mode::keep_prefix(2)},
-      {"random pages", io::crash_mode::random_pages(seed)},
-      {"random pages (2)", io::crash_mode::random_pages(seed ^ 0xAAAA)},
-  };
-}
-
 }  // namespace
 
 TEST_CASE("turn store: crash at every operation of a workload; every image recovers to the acknowledged state") {
@@ -213,38 +193,11 @@ TEST_CASE("turn store: crash at every operation of a workload; every image recov
   oracle full = run_workload(faulty);
   REQUIRE(full.completed);
   REQUIRE(full.turns.size() > 150);
-  const std::uint64_t operations = faulty.operation_count();
-  const auto history = faulty.operation_history();
   MESSAGE("workload: " << full.turns.size() << " acknowledged appends, " << full.heads.size() << " contexts, "
-                       << operations << " mutating operations");
+                       << faulty.operation_count() << " mutating operations");
 
-  std::mt19937_64 random(11);
-  std::uint64_t images = 0;
-  for (std::uint64_t n = 1; n <= operations + 1; ++n) {
-    memory.restore(initial);
-    faulty.reset();
-    faulty.set_crash_after_fault(true);
-    std::string where = "after the whole workload";
-    if (n <= operations) {
-      const auto& op = history[n - 1];
-      where = "operation " + std::to_string(n) + " (" + op.path + ")";
-      if (op.kind == io::operation_kind::write && random() % 2 == 0) {
-        faulty.tear_operation(n, static_cast<std::size_t>(random() % 160));
-        where += " torn";
-      } else {
-        faulty.fail_operation(n);
-      }
-    }
-    oracle log = run_workload(faulty);
-    const io::memory_file_system_state crashed = memory.snapshot();
-    for (const auto& [name, mode] : crash_modes(random())) {
-      memory.restore(crashed);
-      memory.simulate_crash(mode);
-      faulty.reset();
-      check_against(memory, log, where + ", " + name);
-      ++images;
-    }
-  }
+  const std::uint64_t images =
+      crash_support::crash_at_every_operation(memory, initial, faulty, 11, 160, run_workload, check_against);
   MESSAGE("crash images checked: " << images);
   CHECK(images >= 10'000);
 }

@@ -212,11 +212,6 @@ struct prepared_source {
   std::uint64_t bytes = 0;                   // size of the file
 };
 
-inline std::string join_root(const std::string& root, const std::string& relative) {
-  if (root.empty()) return relative;
-  return root.back() == '/' ? root + relative : root + "/" + relative;
-}
-
 // The bytes of a whole file, as long as it was when opened. read() rather
 // than mmap: with several threads at work every munmap interrupts the other
 // cores to flush their TLBs, and faulting pages in one at a time costs more
@@ -246,7 +241,7 @@ inline result<file_bytes> read_file(const std::string& path) {
 
 inline result<prepared_source> prepare_source(const std::string& root, const std::string& path,
                                               const chunking_options& chunking) {
-  auto contents = read_file(join_root(root, path));
+  auto contents = read_file(io::join_path(root, path));
   if (!contents) return unexpected(std::move(contents).error());
   const std::string_view text = contents->text();
   prepared_source prepared;

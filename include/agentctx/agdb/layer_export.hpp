@@ -44,6 +44,7 @@
 #include "agentctx/agdb/layer_reader.hpp"
 #include "agentctx/agdb/layer_stack.hpp"
 #include "agentctx/agdb/layer_validator.hpp"
+#include "agentctx/core/lines.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/sha256.hpp"
 #include "agentctx/core/utf8.hpp"
@@ -654,15 +655,10 @@ inline result<export_bundle> parse_export_ndjson(std::string_view text, simdjson
   export_bundle out;
   out.spelling = export_spelling::ndjson;
   bool header_seen = false;
-  std::size_t line_number = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(start, end - start);
-    start = end + 1;
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+  line_cursor lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const std::size_t line_number = lines.number();
     const std::string where = "line " + std::to_string(line_number) + ": ";
     simdjson::dom::element root;
     if (const auto code = parser.parse(line.data(), line.size(), true).get(root); code != simdjson::SUCCESS) {

@@ -43,6 +43,7 @@
 
 #include "agentctx/agdb/layer_stack.hpp"
 #include "agentctx/agdb/lexical_scorer.hpp"
+#include "agentctx/agdb/rank_fusion.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/vector/similarity_kernels.hpp"
 #include "agentctx/vector/top_k.hpp"
@@ -150,7 +151,6 @@ class layer_searcher {
 
 namespace detail {
 
-inline constexpr double reciprocal_rank_constant = 60.0;
 inline constexpr std::size_t parallel_threshold_values = std::size_t{1} << 20;
 
 // Runs body(begin, end) over [0, count) split in `parts` contiguous ranges,
@@ -286,7 +286,7 @@ inline result<std::vector<search_hit>> layer_searcher::search(const search_reque
   };
 
   // Vector ranking.
-  const std::size_t pool = hybrid ? std::max<std::size_t>(4 * request.k, 100) : request.k;
+  const std::size_t pool = hybrid ? hybrid_pool(request.k) : request.k;
   vector::top_k<payload> vector_best(pool);
   std::vector<std::vector<float>> layer_scores(layer_count);
   const float query_norm = std::sqrt(query_norm_squared);
@@ -350,24 +350,15 @@ inline result<std::vector<search_hit>> layer_searcher::search(const search_reque
       lexical_scores.emplace(doc.id, score);
       lexical_best.push(static_cast<float>(score), doc.id);
     }
-    std::map<payload, double> fused;
-    std::size_t rank = 0;
-    for (const auto& item : vector_best.take_sorted()) {
-      fused[item.payload] += 1.0 / (detail::reciprocal_rank_constant + static_cast<double>(++rank));
-    }
-    rank = 0;
-    for (const auto& item : lexical_best.take_sorted()) {
-      fused[item.payload] += 1.0 / (detail::reciprocal_rank_constant + static_cast<double>(++rank));
-    }
+    std::vector<payload> vector_ranking;
+    for (const auto& item : vector_best.take_sorted()) vector_ranking.push_back(item.payload);
+    std::vector<payload> lexical_ranking;
+    for (const auto& item : lexical_best.take_sorted()) lexical_ranking.push_back(item.payload);
     std::vector<ranked> all;
-    for (const auto& [id, score] : fused) {
+    for (const auto& [id, score] : fuse_rankings<payload>(vector_ranking, lexical_ranking, request.k)) {
       const auto lexical_score = lexical_scores.find(id);
       all.push_back({id, score, lexical_score == lexical_scores.end() ? 0.0 : lexical_score->second});
     }
-    std::sort(all.begin(), all.end(), [](const ranked& a, const ranked& b) {
-      return a.score != b.score ? a.score > b.score : a.id < b.id;
-    });
-    if (all.size() > request.k) all.resize(request.k);
     final_order = std::move(all);
   }
 

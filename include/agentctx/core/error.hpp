@@ -23,6 +23,8 @@ enum class errc : std::uint16_t {
   already_exists = 3,    ///< exclusive creation of something that exists
   unsupported = 4,       ///< a feature or version this build does not handle
   incompatible = 5,      ///< things that must agree do not (embedding profiles, dimensions)
+  invalid_transition = 6,  ///< not allowed in the object's current state (a status change from a terminal state)
+  archived = 7,            ///< the target is archived, so writes to it are refused
   // Environment errors.
   io_error = 10,           ///< a system call failed (see error::sys_errno)
   permission_denied = 11,  ///< EACCES / EPERM
@@ -55,6 +57,8 @@ constexpr std::string_view to_string(errc code) noexcept {
     case errc::already_exists: return "already_exists";
     case errc::unsupported: return "unsupported";
     case errc::incompatible: return "incompatible";
+    case errc::invalid_transition: return "invalid_transition";
+    case errc::archived: return "archived";
     case errc::io_error: return "io_error";
     case errc::permission_denied: return "permission_denied";
     case errc::no_space: return "no_space";

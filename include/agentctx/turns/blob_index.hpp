@@ -50,13 +50,6 @@ struct blob_hash_hasher {
 
 namespace detail {
 
-inline std::string join_path(const std::string& dir, std::string_view name) {
-  std::string out = dir;
-  if (!out.empty() && out.back() != '/') out += '/';
-  out += name;
-  return out;
-}
-
 inline std::string index_run_file_name(std::uint64_t number) {
   return std::string(index_manifest_file_name) + "." + std::to_string(number);
 }
@@ -291,7 +284,7 @@ class blob_index {
   static result<blob_index> load(io::file_system& fs, const std::string& dir, const store_salt& salt,
                                  std::uint64_t pack_size, std::string* problem = nullptr) {
     blob_index index;
-    std::string manifest_path = detail::join_path(dir, index_manifest_file_name);
+    std::string manifest_path = io::join_path(dir, index_manifest_file_name);
     auto mapped = fs.map(manifest_path);
     if (!mapped) {
       if (mapped.error().code == errc::not_found) return index;
@@ -308,7 +301,7 @@ class blob_index {
       return give_up(make_error(errc::corrupt, "blob index covers more of the pack than exists", manifest_path));
     }
     for (const auto& r : runs) {
-      auto run = detail::index_run::load(fs, detail::join_path(dir, detail::index_run_file_name(r.number)), salt,
+      auto run = detail::index_run::load(fs, io::join_path(dir, detail::index_run_file_name(r.number)), salt,
                                          r.count, covered_end);
       if (!run) {
         const error& e = run.error();
@@ -389,7 +382,7 @@ class blob_index {
       AGENTCTX_TRY(add_run(fs, dir, salt, pack_end, merged, next, runs, numbers));
     }
     auto manifest = detail::encode_manifest(salt, pack_end, numbers);
-    AGENTCTX_TRY(io::write_file_atomically(fs, detail::join_path(dir, index_manifest_file_name), manifest));
+    AGENTCTX_TRY(io::write_file_atomically(fs, io::join_path(dir, index_manifest_file_name), manifest));
     runs_ = std::move(runs);
     run_numbers_ = std::move(numbers);
     next_run_number_ = next;
@@ -397,7 +390,7 @@ class blob_index {
     tail_.clear();
     // Readers may still map the old runs; a mapping outlives the file's removal.
     for (std::uint64_t number : obsolete) {
-      (void)fs.remove(detail::join_path(dir, detail::index_run_file_name(number)));
+      (void)fs.remove(io::join_path(dir, detail::index_run_file_name(number)));
     }
     return remove_unlisted_runs(fs, dir);
   }
@@ -413,7 +406,7 @@ class blob_index {
       if (digits.find_first_not_of("0123456789") != std::string_view::npos) continue;
       bool listed = std::any_of(run_numbers_.begin(), run_numbers_.end(),
                                 [&](const auto& r) { return std::to_string(r.number) == digits; });
-      if (!listed) (void)fs.remove(detail::join_path(dir, name));
+      if (!listed) (void)fs.remove(io::join_path(dir, name));
     }
     return {};
   }
@@ -424,7 +417,7 @@ class blob_index {
                               std::vector<std::shared_ptr<const detail::index_run>>& runs,
                               std::vector<detail::manifest_run>& numbers) {
     std::uint64_t number = next++;
-    std::string path = detail::join_path(dir, detail::index_run_file_name(number));
+    std::string path = io::join_path(dir, detail::index_run_file_name(number));
     AGENTCTX_TRY(detail::write_index_run(fs, path, salt, entries));
     auto run = detail::index_run::load(fs, path, salt, entries.count, pack_end);
     if (!run) return unexpected(std::move(run).error());

@@ -60,7 +60,7 @@ struct check_report {
 namespace detail {
 
 inline result<void> verify_store(turn_store& store, io::file_system& fs, check_report& report) {
-  const std::string pack_path = join_path(store.directory(), pack_file_name);
+  const std::string pack_path = io::join_path(store.directory(), pack_file_name);
   auto problem = [&](std::string file, std::uint64_t offset, std::string message) {
     report.problems.push_back({std::move(file), offset, std::move(message)});
   };
@@ -68,7 +68,7 @@ inline result<void> verify_store(turn_store& store, io::file_system& fs, check_r
   turn_id last = store.last_turn();
   std::vector<std::uint32_t> depths(static_cast<std::size_t>(last) + 1, 0);
   std::vector<bool> good(static_cast<std::size_t>(last) + 1, false);
-  const std::string log_path = join_path(store.directory(), turn_log_file_name);
+  const std::string log_path = io::join_path(store.directory(), turn_log_file_name);
   for (turn_id id = 1; id <= last; ++id) {
     ++report.turns_checked;
     auto t = store.get_turn(id);
@@ -126,7 +126,7 @@ inline result<void> verify_store(turn_store& store, io::file_system& fs, check_r
     offset += header.record_size();
   }
   // Heads.
-  const std::string heads_path = join_path(store.directory(), head_log_file_name);
+  const std::string heads_path = io::join_path(store.directory(), head_log_file_name);
   for (const context_head& h : store.contexts()) {
     ++report.contexts_checked;
     if (h.head == 0) {

@@ -75,6 +75,7 @@
 #include "agentctx/core/zstd_codec.hpp"
 #include "agentctx/io/atomic_file.hpp"
 #include "agentctx/io/file_system.hpp"
+#include "agentctx/io/writer_lock.hpp"
 #include "agentctx/turns/blob_index.hpp"
 #include "agentctx/turns/detail/blob_cache.hpp"
 #include "agentctx/turns/detail/pack_records.hpp"
@@ -207,15 +208,15 @@ class turn_store {
   static result<void> init(io::file_system& fs, const std::string& dir, const store_options& options = {}) {
     AGENTCTX_TRY(fs.create_dir(dir));
     AGENTCTX_TRY(fs.sync_dir(io::parent_directory(dir)));  // the new folder itself must survive a crash
-    auto lock = fs.lock(detail::join_path(dir, lock_file_name), lock_mode_exclusive(), false);
-    if (!lock) return unexpected(locked_error(fs, dir, std::move(lock).error()));
-    std::string heads_path = detail::join_path(dir, head_log_file_name);
+    auto lock = io::acquire_writer_lock(fs, io::join_path(dir, lock_file_name), false);
+    if (!lock) return unexpected(std::move(lock).error());
+    std::string heads_path = io::join_path(dir, head_log_file_name);
     auto exists = fs.exists(heads_path);
     if (!exists) return unexpected(std::move(exists).error());
     if (*exists) return fail(errc::already_exists, "a turn store already exists here", dir);
     // Never overwrite the data of a store that lost its heads.log.
     for (std::string_view name : {pack_file_name, turn_log_file_name}) {
-      auto size = fs.file_size(detail::join_path(dir, name));
+      auto size = fs.file_size(io::join_path(dir, name));
       if (size && *size > file_header_size) {
         return fail(errc::already_exists, "the folder holds store data (" + std::string(name) +
                                               ") but no heads.log: not replacing it", dir);
@@ -232,7 +233,7 @@ class turn_store {
                                std::pair{head_log_file_name, head_log_magic}}) {
       std::byte header[file_header_size];
       encode_file_header(header, {magic, salt});
-      AGENTCTX_TRY(io::write_file_atomically(fs, detail::join_path(dir, name), header));
+      AGENTCTX_TRY(io::write_file_atomically(fs, io::join_path(dir, name), header));
     }
     return {};
   }
@@ -515,23 +516,8 @@ class turn_store {
     clock_ = options_.clock ? options_.clock : now_unix_ms;
   }
 
-  static io::lock_mode lock_mode_exclusive() { return io::lock_mode::exclusive; }
-
-  static error locked_error(io::file_system& fs, const std::string& dir, error e) {
-    if (e.code != errc::locked) return e;
-    std::string message = "store is locked by another writer";
-    auto mapped = fs.map(detail::join_path(dir, lock_file_name));
-    if (mapped && !mapped->empty()) {
-      std::string_view text(reinterpret_cast<const char*>(mapped->data()), mapped->size());
-      std::int64_t pid = 0;
-      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), pid);
-      if (ec == std::errc() && pid > 0) message = "store is locked by pid " + std::to_string(pid);
-    }
-    return make_error(errc::locked, message, dir);
-  }
-
   std::uint64_t now() const { return clock_(); }
-  std::string path_of(std::string_view name) const { return detail::join_path(dir_, name); }
+  std::string path_of(std::string_view name) const { return io::join_path(dir_, name); }
 
   error no_context(context_id context) const {
     return make_error(errc::not_found, "context " + to_hex_id(context) + " does not exist");
@@ -549,15 +535,9 @@ class turn_store {
     }
     if (!*heads_exists) return fail(errc::not_found, "no turn store here (heads.log is missing)", dir_);
     if (writer_) {
-      auto lock = fs_.lock(path_of(lock_file_name), io::lock_mode::exclusive, options_.wait_for_lock);
-      if (!lock) return unexpected(locked_error(fs_, dir_, std::move(lock).error()));
+      auto lock = io::acquire_writer_lock(fs_, path_of(lock_file_name), options_.wait_for_lock);
+      if (!lock) return unexpected(std::move(lock).error());
       lock_ = std::move(*lock);
-      // Name ourselves in the lock file so a second writer can say who holds it.
-      if (auto pid_file = fs_.open(path_of(lock_file_name), io::read_write)) {
-        std::string pid = std::to_string(static_cast<long long>(::getpid())) + "\n";
-        (void)(*pid_file)->truncate(0);
-        (void)(*pid_file)->write_at(0, std::as_bytes(std::span(pid.data(), pid.size())));
-      }
     }
     io::open_options mode = writer_ ? io::read_write : io::read_only;
     auto open_one = [&](std::string_view name, std::uint32_t magic, std::unique_ptr<io::file>& out,

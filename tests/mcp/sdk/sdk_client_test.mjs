@@ -7,24 +7,15 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 
-const agentsdb = process.argv[2] && resolve(process.argv[2]);  // the server runs in another directory
-if (!agentsdb) {
-  console.error("usage: node sdk_client_test.mjs AGENTSDB_BINARY");
-  process.exit(2);
-}
+import { binaryArgument, check, checksPassed } from "./sdk_test_support.mjs";
 
-let checks = 0;
-async function check(name, body) {
-  await body();
-  checks += 1;
-  console.log(`ok ${checks} - ${name}`);
-}
+const agentsdb = binaryArgument("node sdk_client_test.mjs AGENTSDB_BINARY");
 
 // A repository with one markdown file, compiled into a base layer.
 const dir = mkdtempSync(join(tmpdir(), "agentctx-mcp-sdk-"));
@@ -179,4 +170,4 @@ try {
 
 const log = serverLog.join("");
 assert.match(log, /agentsdb serve: client "agentctx-sdk-test" "1\.0\.0" asked for protocol "2025-11-25"; speaking 2025-11-25/);
-console.log(`mcp sdk test: ${checks} checks passed`);
+console.log(`mcp sdk test: ${checksPassed()} checks passed`);

@@ -1,5 +1,5 @@
-// The shared embedder options of agentsdb (see embedder_options.hpp).
-#include "agentsdb/embedder_options.hpp"
+// The embedder options the tools share (see embedder_options.hpp).
+#include "common/embedder_options.hpp"
 
 #include <string>
 #include <utility>
@@ -7,7 +7,7 @@
 
 #include "agentctx/agdb/hash_embedder.hpp"
 
-namespace agentsdb {
+namespace agentctx_cli {
 
 void add_embedder_options(CLI::App& app, embedder_options& o) {
   app.add_option("--embedder", o.embedder, "Embedder: hash (built in, the default) or command (runs --embed-command)")
@@ -72,4 +72,4 @@ agentctx::result<std::optional<agentctx::agdb::embedder_config>> to_embedder_con
   return std::optional<agdb::embedder_config>(std::move(config));
 }
 
-}  // namespace agentsdb
+}  // namespace agentctx_cli

@@ -1,5 +1,6 @@
-// The embedder options shared by the agentsdb subcommands that embed text
-// (compile, search): which embedder, its declared profile, and a cache.
+// The embedder options shared by the subcommands that embed text (agentsdb
+// compile, search, write, import and serve; relay pull --mode relevant and
+// orchestrate): which embedder, its declared profile, and a cache.
 //
 //   --embedder hash|command   --embed-command CMD   --embed-backend NAME
 //   --embed-model M   --embed-revision R   --embed-norm none|l2   --dim N
@@ -19,7 +20,7 @@
 #include "agentctx/agdb/embedder_config.hpp"
 #include "agentctx/core/result.hpp"
 
-namespace agentsdb {
+namespace agentctx_cli {
 
 struct embedder_options {
   std::string embedder;  ///< "" = not given, "hash", "command"
@@ -49,4 +50,4 @@ void add_embedder_options(CLI::App& app, embedder_options& o);
 /// --embedder nor --dim.
 agentctx::result<std::optional<agentctx::agdb::embedder_config>> to_embedder_config(const embedder_options& o);
 
-}  // namespace agentsdb
+}  // namespace agentctx_cli

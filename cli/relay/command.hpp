@@ -1,0 +1,138 @@
+// Shared pieces of the relay subcommands (and of relay-deposit): the options
+// every subcommand takes, the exit codes of the protocol's errors, one-line
+// error reporting (with --json also as a JSON document on stdout), and the
+// registration functions each subcommand file defines.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <string>
+#include <string_view>
+
+#include "agentctx/core/error.hpp"
+#include "agentctx/json/writer.hpp"
+#include "agentctx/relay/errors.hpp"
+#include "common/command_registration.hpp"
+#include "common/command_support.hpp"
+
+namespace relay_cli {
+
+namespace relay = agentctx::relay;
+namespace json = agentctx::json;
+
+using agentctx_cli::add_command;
+using agentctx_cli::command_table;
+using agentctx_cli::count_of;
+using agentctx_cli::exit_failure;
+using agentctx_cli::exit_ok;
+using agentctx_cli::exit_usage;
+using agentctx_cli::positive_count;
+
+/// The exit codes of the protocol's errors, after the shared 0, 1 and 2
+/// (docs/cli/relay.md): 1 is also not found (package_not_found,
+/// project_not_found) and a damaged store.
+enum relay_exit_code : int {
+  exit_invalid_schema = 3,      ///< 400 invalid_schema
+  exit_invalid_transition = 4,  ///< 400 invalid_transition
+  exit_duplicate = 5,           ///< 409 duplicate_package_id
+  exit_archived = 6,            ///< 403 project_archived
+};
+
+inline constexpr std::string_view program_name = "relay";
+
+/// The exit-code lines of the --help footers of relay and relay-deposit.
+inline constexpr std::string_view exit_codes_help =
+    "Exit codes: 0 success; 1 not found (package_not_found, project_not_found), a damaged store, or verify\n"
+    "found quarantined packages; 2 usage error, I/O error, no store, store locked; 3 invalid_schema;\n"
+    "4 invalid_transition; 5 duplicate_package_id; 6 project_archived.";
+
+/// --store and --json, which every subcommand takes, and the name errors are
+/// reported under ("relay", or "relay-deposit").
+struct common_options {
+  std::string store = ".relay";
+  bool json = false;
+  std::string_view program = program_name;
+};
+
+inline void add_common_options(CLI::App& sub, common_options& o) {
+  sub.footer(std::string(exit_codes_help));
+  sub.add_option("--store", o.store, "The store's folder (created by the first write)")->capture_default_str();
+  sub.add_flag("--json", o.json, "Print the result as one JSON document (errors too, besides the stderr line)");
+}
+
+/// The options of a subcommand that writes: the common ones and --wait.
+struct writer_options : common_options {
+  bool wait = false;
+};
+
+inline void add_writer_options(CLI::App& sub, writer_options& o) {
+  add_common_options(sub, o);
+  sub.add_flag("--wait", o.wait, "Wait for another writer to finish instead of failing when the store is locked");
+}
+
+/// How an error is reported: the protocol's code (or the CLI's own
+/// usage_error, io_error, store_not_found), its HTTP status and the exit code.
+struct failure_kind {
+  std::string_view code;
+  int http_status = 500;
+  int exit_code = exit_usage;
+};
+
+inline constexpr failure_kind usage_failure{"usage_error", 400, exit_usage};
+inline constexpr failure_kind store_missing_failure{"store_not_found", 404, exit_usage};
+
+/// The report of a library error, by relay::protocol_error_of. A file that
+/// cannot be read (not_found with an errno among them) and other environment
+/// errors are io_error, exit 2; damaged data is internal_error, exit 1.
+inline failure_kind classify(const agentctx::error& e) {
+  if (agentctx::is_data_error(e.code)) return {"internal_error", 500, exit_failure};
+  using agentctx::errc;
+  const bool system_call = e.sys_errno != 0 && (e.code == errc::not_found || e.code == errc::already_exists);
+  if (system_call || e.code == errc::io_error || e.code == errc::permission_denied || e.code == errc::no_space) {
+    return {"io_error", 500, exit_usage};
+  }
+  const relay::protocol_error p = relay::protocol_error_of(e);
+  int exit_code = exit_usage;  // store_locked, not_implemented, internal_error
+  if (p.code == "invalid_schema") exit_code = exit_invalid_schema;
+  if (p.code == "invalid_transition") exit_code = exit_invalid_transition;
+  if (p.code == "duplicate_package_id") exit_code = exit_duplicate;
+  if (p.code == "project_archived") exit_code = exit_archived;
+  if (p.code == "package_not_found" || p.code == "project_not_found") exit_code = exit_failure;
+  return {p.code, p.http_status, exit_code};
+}
+
+/// Prints "<program>: <error>" on stderr and, with --json,
+/// {"error": {"code", "status", "message"}} on stdout; returns the exit code.
+inline int report(const common_options& o, const agentctx::error& e, const failure_kind& kind) {
+  const std::string message = e.describe();
+  std::cerr << o.program << ": " << message << '\n';
+  if (o.json) {
+    std::string out;
+    json::writer w(out, json::layout::pretty);
+    w.begin_object().key("error").begin_object();
+    w.key("code").value(kind.code);
+    w.key("status").value(kind.http_status);
+    w.key("message").value(message);
+    w.end_object().end_object();
+    std::cout << out << '\n';
+  }
+  return kind.exit_code;
+}
+
+/// Reports a library error (see classify) and returns its exit code.
+inline int report_error(const common_options& o, const agentctx::error& e) { return report(o, e, classify(e)); }
+
+/// Reports a usage error (exit 2).
+inline int usage_error(const common_options& o, const std::string& message) {
+  return report(o, agentctx::make_error(agentctx::errc::invalid_argument, message), usage_failure);
+}
+
+/// What each subcommand file defines: adds its subcommands to the application.
+using registration = void(CLI::App& app, command_table& table);
+registration register_deposit, register_pull, register_orient, register_orchestrate, register_flag, register_review,
+    register_assert, register_invalidate, register_facts, register_history, register_export, register_import,
+    register_verify, register_conformance, register_project, register_session, register_canonical, register_hash,
+    register_serve;
+
+}  // namespace relay_cli

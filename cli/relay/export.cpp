@@ -1,0 +1,63 @@
+// relay export: a backup of a project, or of every project, as NDJSON of
+// wire-format objects (relay::export_ndjson; docs/format/relay-export.md),
+// e.g.
+//   relay export --project proj_demo > demo.ndjson
+//   relay export -o backup.ndjson          # replaced atomically
+// To standard output the NDJSON is the output, with or without --json.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "agentctx/io/atomic_file.hpp"
+#include "agentctx/io/posix_file_system.hpp"
+#include "agentctx/relay/export.hpp"
+#include "relay/command.hpp"
+#include "relay/output.hpp"
+#include "relay/store_access.hpp"
+
+namespace relay_cli {
+namespace {
+
+struct export_options : common_options {
+  std::string project;
+  std::optional<std::string> out;
+};
+
+int run_export(const export_options& o) {
+  return with_reader(o, [&](const relay::store& s) {
+    std::string text;
+    if (auto exported = relay::export_ndjson(s, o.project, text); !exported) return report_error(o, exported.error());
+    if (!o.out) {
+      if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+        return usage_error(o, "cannot write to standard output");
+      }
+      return static_cast<int>(exit_ok);
+    }
+    auto written = agentctx::io::write_file_atomically(agentctx::io::default_file_system(), *o.out,
+                                                       std::as_bytes(std::span(text.data(), text.size())));
+    if (!written) return report_error(o, written.error());
+    const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+    if (o.json) {
+      return print_json([&](json::writer& w) {
+        w.begin_object().key("out").value(*o.out).key("lines").value(lines).key("bytes").value(text.size()).end_object();
+      });
+    }
+    std::cout << "exported " << count_of(lines, "line") << " (" << count_of(text.size(), "byte") << ") to " << *o.out
+              << '\n';
+    return static_cast<int>(exit_ok);
+  });
+}
+
+}  // namespace
+
+void register_export(CLI::App& app, command_table& table) {
+  auto [sub, opts] = add_command(app, table, "export", "Write a project (default: every project) as NDJSON", run_export);
+  sub->add_option("--project", opts->project, "The project (default: every project)");
+  sub->add_option("-o,--out", opts->out, "Write to this file, replaced atomically (default: standard output)");
+  add_common_options(*sub, *opts);
+}
+
+}  // namespace relay_cli

@@ -1,0 +1,58 @@
+// relay import: restores an export into the store (relay::import_ndjson),
+// e.g.
+//   relay import demo.ndjson --store other/.relay
+//   ssh host relay export | relay import -
+// Every line is checked, every hash recomputed, before anything is written;
+// what the store already holds identically is skipped, so importing the
+// same file twice changes nothing.
+#include <iostream>
+#include <string>
+
+#include "agentctx/relay/export.hpp"
+#include "relay/command.hpp"
+#include "relay/output.hpp"
+#include "relay/store_access.hpp"
+
+namespace relay_cli {
+namespace {
+
+struct import_options : writer_options {
+  std::string file;
+};
+
+int run_import(const import_options& o) {
+  auto text = read_input(o.file);
+  if (!text) return report_error(o, text.error());
+  return with_writer(o, [&](relay::store& s) {
+    auto imported = relay::import_ndjson(s, *text);
+    if (!imported) return report_error(o, imported.error().with_path(input_name(o.file)));
+    const relay::import_report& r = *imported;
+    if (o.json) {
+      return print_json([&](json::writer& w) {
+        w.begin_object();
+        w.key("projects").value(r.projects);
+        w.key("sessions").value(r.sessions);
+        w.key("packages").value(r.packages);
+        w.key("status_changes").value(r.status_changes);
+        w.key("facts").value(r.facts);
+        w.key("skipped").value(r.skipped);
+        w.end_object();
+      });
+    }
+    std::cout << "imported " << count_of(r.projects, "project") << ", " << count_of(r.sessions, "session") << ", "
+              << count_of(r.packages, "package") << ", " << count_of(r.status_changes, "status change") << ", "
+              << count_of(r.facts, "fact") << "; skipped " << count_of(r.skipped, "line")
+              << " the store already held\n";
+    return static_cast<int>(exit_ok);
+  });
+}
+
+}  // namespace
+
+void register_import(CLI::App& app, command_table& table) {
+  auto [sub, opts] = add_command(app, table, "import", "Restore an export (NDJSON file, or - for stdin)", run_import);
+  sub->add_option("FILE", opts->file, "The export, or - for standard input")->required();
+  add_writer_options(*sub, *opts);
+}
+
+}  // namespace relay_cli

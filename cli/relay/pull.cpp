@@ -1,0 +1,157 @@
+// relay pull: reads packages (section 8.2) in one of three modes, e.g.
+//   relay pull --mode latest --project proj_demo --limit 10
+//   relay pull --mode specific --package pkg_1a2b...
+//   relay pull --mode relevant --project proj_demo --query "archive rollout" --limit 5
+// latest: the newest packages of a project; specific: one package in full
+// (its status changes too); relevant: the packages the hybrid search
+// (relay::pull_relevant) ranks highest, every project's when --project is
+// not given, embedded with the embedder the shared flags describe.
+#include <cstdio>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "agentctx/relay/search.hpp"
+#include "common/embedder_options.hpp"
+#include "relay/command.hpp"
+#include "relay/output.hpp"
+#include "relay/search_embedder.hpp"
+#include "relay/store_access.hpp"
+
+namespace relay_cli {
+namespace {
+
+/// The protocol's default limit (section 8.2), for relevant pulls too.
+constexpr std::size_t default_limit = 5;
+
+struct pull_options : common_options {
+  std::string mode;
+  std::string project;
+  std::string package;
+  std::string query;
+  std::optional<std::size_t> limit;
+  agentctx_cli::embedder_options embedder;
+};
+
+int pull_latest(const pull_options& o) {
+  if (o.project.empty()) return usage_error(o, "--mode latest needs --project P");
+  const std::size_t limit = o.limit.value_or(default_limit);
+  return with_reader(o, [&](const relay::store& s) {
+    auto packages = s.latest(o.project, limit);
+    if (!packages) return report_error(o, packages.error());
+    if (o.json) {
+      return print_package_list(*packages, [&](json::writer& w) {
+        w.key("mode").value("latest");
+        w.key("project_id").value(o.project);
+        w.key("limit").value(limit);
+      });
+    }
+    print_package_lines(*packages, "no packages in project " + o.project);
+    return static_cast<int>(exit_ok);
+  });
+}
+
+int pull_specific(const pull_options& o) {
+  if (o.package.empty()) return usage_error(o, "--mode specific needs --package ID");
+  if (o.limit) return usage_error(o, "--limit does not apply to --mode specific");
+  return with_reader(o, [&](const relay::store& s) {
+    auto found = s.pull_specific(o.package, o.project);
+    if (!found) return report_error(o, found.error());
+    const relay::stored_package& p = **found;
+    if (!o.json) {
+      print_package_detail(p);
+      return static_cast<int>(exit_ok);
+    }
+    return print_json([&](json::writer& w) {
+      w.begin_object();
+      w.key("mode").value("specific");
+      w.key("hash").value(p.hash);
+      w.key("deposited_hash").value(p.deposited_hash);
+      w.key("package");
+      write_value(w, p.package.wire);
+      w.key("status_changes").begin_array();
+      for (const relay::status_change& c : p.changes) {
+        w.begin_object();
+        w.key("status").value(relay::to_string(c.status));
+        w.key("review_type").value(relay::to_string(c.review));
+        w.key("at").value(c.at);
+        if (c.note) w.key("note").value(*c.note);
+        w.key("hash").value(c.hash);
+        w.end_object();
+      }
+      w.end_array();
+      w.end_object();
+    });
+  });
+}
+
+int pull_relevant(const pull_options& o) {
+  if (o.query.empty()) return usage_error(o, "--mode relevant needs --query TEXT");
+  const std::size_t limit = o.limit.value_or(default_limit);
+  return with_reader(o, [&](const relay::store& s) {
+    return with_search_embedder(o, o.embedder, [&](agentctx::agdb::embedder& embedder) {
+      auto hits = relay::pull_relevant(s, o.project, o.query, limit, embedder);
+      if (!hits) return report_error(o, hits.error());
+      if (o.json) {
+        return print_json([&](json::writer& w) {
+          w.begin_object();
+          w.key("mode").value("relevant");
+          w.key("project_id");
+          if (o.project.empty()) {
+            w.value(nullptr);
+          } else {
+            w.value(o.project);
+          }
+          w.key("query").value(o.query);
+          w.key("limit").value(limit);
+          w.key("packages").begin_array();
+          for (const relay::relevant_hit& hit : *hits) {
+            w.begin_object();
+            w.key("score").value(hit.score);
+            w.key("vector_score").value(hit.vector_score);
+            w.key("lexical_score").value(hit.lexical_score);
+            w.key("hash").value(hit.package->hash);
+            w.key("package");
+            write_value(w, hit.package->package.wire);
+            w.end_object();
+          }
+          w.end_array();
+          w.end_object();
+        });
+      }
+      if (hits->empty()) std::cout << "no packages\n";
+      std::size_t rank = 0;
+      for (const relay::relevant_hit& hit : *hits) {
+        std::printf("%zu. %.4f  %s\n", ++rank, hit.score, package_line(hit.package->package).c_str());
+      }
+      return static_cast<int>(exit_ok);
+    });
+  });
+}
+
+int run_pull(const pull_options& o) {
+  if (o.mode != "relevant" && !o.query.empty()) return usage_error(o, "--query applies to --mode relevant only");
+  if (o.mode != "specific" && !o.package.empty()) return usage_error(o, "--package applies to --mode specific only");
+  if (o.mode == "latest") return pull_latest(o);
+  if (o.mode == "specific") return pull_specific(o);
+  return pull_relevant(o);
+}
+
+}  // namespace
+
+void register_pull(CLI::App& app, command_table& table) {
+  auto [sub, opts] = add_command(app, table, "pull", "Read packages: the latest, one by id, or the most relevant", run_pull);
+  sub->add_option("--mode", opts->mode, "latest, specific or relevant")
+      ->required()
+      ->check(CLI::IsMember({"latest", "specific", "relevant"}));
+  sub->add_option("--project", opts->project,
+                  "The project (latest, relevant: required for latest; relevant searches every project without it)");
+  sub->add_option("--package", opts->package, "The package id (specific)");
+  sub->add_option("--query", opts->query, "The text to rank packages against (relevant)");
+  sub->add_option("--limit", opts->limit, "How many packages at the most (latest, relevant; default 5)")
+      ->check(positive_count);
+  agentctx_cli::add_embedder_options(*sub, opts->embedder);
+  add_common_options(*sub, *opts);
+}
+
+}  // namespace relay_cli

@@ -1,0 +1,49 @@
+// agentctx/agdb/rank_fusion.hpp: reciprocal rank fusion, the step of hybrid
+// search that merges a vector ranking and a lexical (BM25) ranking.
+//
+// Each candidate scores sum over the rankings that hold it of
+// 1 / (60 + rank), ranks counted from 1 (Cormack, Clarke and Buettcher,
+// SIGIR 2009). Each ranking holds its best hybrid_pool(k) candidates. Used by
+// AGDB's layer_searcher and by Relay's pull mode=relevant, so both rank the
+// same way.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <map>
+#include <span>
+#include <vector>
+
+namespace agentctx::agdb {
+
+inline constexpr double reciprocal_rank_constant = 60.0;
+
+/// How many candidates each ranking keeps for a fused top k.
+constexpr std::size_t hybrid_pool(std::size_t k) noexcept { return std::max<std::size_t>(4 * k, 100); }
+
+template <class Id>
+struct fused_candidate {
+  Id id;
+  double score = 0.0;
+};
+
+/// Fuses two best-first rankings; returns at most `k` candidates, best first,
+/// equal scores in ascending id order (deterministic).
+template <class Id>
+std::vector<fused_candidate<Id>> fuse_rankings(std::span<const Id> first, std::span<const Id> second, std::size_t k) {
+  std::map<Id, double> fused;
+  for (const std::span<const Id> ranking : {first, second}) {
+    std::size_t rank = 0;
+    for (const Id& id : ranking) fused[id] += 1.0 / (reciprocal_rank_constant + static_cast<double>(++rank));
+  }
+  std::vector<fused_candidate<Id>> out;
+  out.reserve(fused.size());
+  for (const auto& [id, score] : fused) out.push_back({id, score});
+  std::sort(out.begin(), out.end(), [](const fused_candidate<Id>& a, const fused_candidate<Id>& b) {
+    return a.score != b.score ? a.score > b.score : a.id < b.id;
+  });
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+
+}  // namespace agentctx::agdb

@@ -1,0 +1,43 @@
+// agentctx/core/lines.hpp: walking the lines of NDJSON text.
+//
+//   line_cursor lines(text);
+//   std::string_view line;
+//   while (lines.next(line)) use(lines.number(), line);   // numbers from 1
+//
+// Lines end at '\n' (a '\r' before it stays part of the line); lines holding
+// only spaces, tabs and '\r' are skipped, but counted, so numbers match what
+// an editor shows.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+namespace agentctx {
+
+class line_cursor {
+ public:
+  explicit line_cursor(std::string_view text) noexcept : text_(text) {}
+
+  /// The next line that is not blank; false at the end.
+  bool next(std::string_view& line) noexcept {
+    while (start_ < text_.size()) {
+      std::size_t end = text_.find('\n', start_);
+      if (end == std::string_view::npos) end = text_.size();
+      line = text_.substr(start_, end - start_);
+      start_ = end + 1;
+      ++number_;
+      if (line.find_first_not_of(" \t\r") != std::string_view::npos) return true;
+    }
+    return false;
+  }
+
+  /// The number of the line next() returned last, from 1.
+  std::size_t number() const noexcept { return number_; }
+
+ private:
+  std::string_view text_;
+  std::size_t start_ = 0;
+  std::size_t number_ = 0;
+};
+
+}  // namespace agentctx

@@ -1,0 +1,365 @@
+// agentctx/relay/briefing.hpp: orient and orchestrate (seed 001 sections 8.3
+// and 8.4), the bundles an agent or a human reads at the start of work.
+//
+// orient() returns exactly the OrientationBundle of section 8.3:
+//   {"project", "recent_packages", "active_facts", "open_questions",
+//    "window_days", "generated_at"}
+// recent_packages: packages created within window_days of now, newest first
+// (equal created_at: the later deposit first), at most max_packages, in
+// their current wire form; active_facts: the current facts by subject then
+// predicate; open_questions: the open_questions of the recent packages,
+// newest package first, each text once.
+//
+// With a budget (max_bytes, or max_tokens estimated as ceil(bytes / 4) of
+// the compact JSON), items are dropped until the bundle fits, lowest
+// significance first: a package by its significance, a question by the
+// highest significance among the packages that ask it, a fact by
+// round(10 x confidence); among equals the oldest goes first, and packages
+// before questions before facts. The bundle then carries an extension member
+// (section 12.1) saying what was left out:
+//   "x-agentctx-budget": {"max_bytes", "bytes", "estimated_tokens",
+//     "omitted_packages": [ids], "omitted_open_questions": n, "omitted_facts": n}
+// A bundle whose fixed part alone exceeds the budget keeps that part and
+// reports every item omitted.
+//
+// orchestrate() returns a DigestBundle (section 8.4; the spec fixes its
+// contents, this library its shape, docs/relay/protocol.md):
+//   {"scope": "project" | "global", "project_id"?, "focus"?, "window_days",
+//    "generated_at", "summary": {...}, "active_facts": [...],
+//    "open_questions": [...], "snippets": [...], "projects": [...]?}
+// Drafts are left out (section 5.3), as are archived projects in global
+// mode. Snippets are the packages most similar to `focus` (search.hpp's
+// hybrid ranking), at most `snippets` of them; without a focus, none.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "agentctx/agdb/embedder.hpp"
+#include "agentctx/core/result.hpp"
+#include "agentctx/json/canonical.hpp"
+#include "agentctx/json/value.hpp"
+#include "agentctx/relay/search.hpp"
+#include "agentctx/relay/errors.hpp"
+#include "agentctx/relay/store.hpp"
+
+namespace agentctx::relay {
+
+inline constexpr unsigned default_window_days = 14;
+
+struct orient_options {
+  unsigned window_days = default_window_days;
+  std::size_t max_packages = 50;
+  std::optional<std::size_t> max_bytes;   ///< budget of the compact JSON
+  std::optional<std::size_t> max_tokens;  ///< budget in estimated tokens (bytes / 4)
+};
+
+struct orientation {
+  json::value bundle;
+  std::size_t bytes = 0;             ///< of the compact JSON of `bundle`
+  std::size_t estimated_tokens = 0;  ///< ceil(bytes / 4)
+  std::vector<std::string> omitted_packages;
+  std::size_t omitted_open_questions = 0;
+  std::size_t omitted_facts = 0;
+};
+
+/// Estimated tokens of `bytes` bytes of JSON: one per four bytes, rounded up.
+constexpr std::size_t estimate_tokens(std::size_t bytes) noexcept { return (bytes + 3) / 4; }
+
+namespace detail {
+
+inline std::uint64_t window_start_ms(std::uint64_t now_ms, unsigned window_days) {
+  const std::uint64_t span = std::uint64_t{window_days} * 86'400'000ull;
+  return now_ms > span ? now_ms - span : 0;
+}
+
+inline std::size_t compact_size(const json::value& v, json::canonicalizer& c) {
+  auto text = c.serialize(v, json::canonical_form::jcs);
+  return text ? text->size() : 0;
+}
+
+// Packages of a project created at or after `since`, newest first.
+inline std::vector<const stored_package*> recent_packages(const store& s, const std::string& project_id,
+                                                          std::uint64_t since, bool include_drafts) {
+  std::vector<const stored_package*> out;
+  auto all = s.packages_of(project_id);
+  if (!all) return out;
+  for (const stored_package* p : *all) {
+    if (p->quarantined || p->package.created_at_ms < since) continue;
+    if (!include_drafts && p->package.status == package_status::draft) continue;
+    out.push_back(p);
+  }
+  std::sort(out.begin(), out.end(), [](const stored_package* a, const stored_package* b) {
+    if (a->package.created_at_ms != b->package.created_at_ms) return a->package.created_at_ms > b->package.created_at_ms;
+    return a->sequence > b->sequence;
+  });
+  return out;
+}
+
+// Open questions of `packages` in order, each text once, with the highest
+// significance among the packages that ask it.
+inline std::vector<std::pair<std::string, int>> collect_questions(const std::vector<const stored_package*>& packages) {
+  std::vector<std::pair<std::string, int>> out;
+  std::map<std::string, std::size_t> seen;
+  for (const stored_package* p : packages) {
+    for (const std::string& q : p->package.open_questions) {
+      auto [it, fresh] = seen.emplace(q, out.size());
+      if (fresh) {
+        out.emplace_back(q, p->package.significance);
+      } else {
+        out[it->second].second = std::max(out[it->second].second, p->package.significance);
+      }
+    }
+  }
+  return out;
+}
+
+inline int fact_significance(const fact& f) { return static_cast<int>(std::lround(f.confidence * 10.0)); }
+
+// The first `limit` bytes of `text`, cut at a character boundary, with an
+// ellipsis when cut.
+inline std::string excerpt(std::string_view text, std::size_t limit = 240) {
+  if (text.size() <= limit) return std::string(text);
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + "\xE2\x80\xA6";
+}
+
+}  // namespace detail
+
+/// orient (section 8.3). Errors: not_found for an unknown project;
+/// invalid_argument for a window of 0 days or a zero budget.
+inline result<orientation> orient(const store& s, const std::string& project_id, const orient_options& options = {}) {
+  const project* target = s.find_project(project_id);
+  if (target == nullptr) return unexpected(project_not_found(project_id));
+  if (options.window_days == 0) return fail(errc::invalid_argument, "window_days must be at least 1");
+  if ((options.max_bytes && *options.max_bytes == 0) || (options.max_tokens && *options.max_tokens == 0)) {
+    return fail(errc::invalid_argument, "the budget must be at least 1");
+  }
+  const std::string now = s.now_text();
+  const std::uint64_t now_ms = parse_rfc3339_utc_ms(now).value_or(0);
+  auto packages = detail::recent_packages(s, project_id, detail::window_start_ms(now_ms, options.window_days), true);
+  if (packages.size() > options.max_packages) packages.resize(options.max_packages);
+  const auto questions = detail::collect_questions(packages);
+  const auto facts = s.facts(project_id);
+
+  json::canonicalizer c;
+  orientation out;
+  std::optional<std::size_t> budget = options.max_bytes;
+  if (options.max_tokens) {
+    const std::size_t token_bytes = *options.max_tokens > SIZE_MAX / 4 ? SIZE_MAX : *options.max_tokens * 4;
+    budget = std::min(budget.value_or(SIZE_MAX), token_bytes);
+  }
+
+  // Which items stay: all, unless a budget says otherwise.
+  std::vector<bool> keep_package(packages.size(), true), keep_question(questions.size(), true),
+      keep_fact(facts.size(), true);
+  const auto build = [&] {
+    json::value::array_type recent, active, open;
+    for (std::size_t i = 0; i < packages.size(); ++i) {
+      if (keep_package[i]) recent.push_back(packages[i]->package.wire);
+    }
+    for (std::size_t i = 0; i < facts.size(); ++i) {
+      if (keep_fact[i]) active.push_back(facts[i]->wire);
+    }
+    for (std::size_t i = 0; i < questions.size(); ++i) {
+      if (keep_question[i]) open.emplace_back(questions[i].first);
+    }
+    return json::value(json::value::object_type{{"project", target->wire},
+                                                {"recent_packages", std::move(recent)},
+                                                {"active_facts", std::move(active)},
+                                                {"open_questions", std::move(open)},
+                                                {"window_days", options.window_days},
+                                                {"generated_at", now}});
+  };
+
+  if (budget) {
+    // Item sizes are additive (each adds its bytes and a comma), so trim on
+    // sizes and build once.
+    enum kind_order { package_kind = 0, question_kind = 1, fact_kind = 2 };
+    struct item {
+      int significance;
+      std::uint64_t age_key;  // smaller = older
+      int kind;
+      std::size_t index;
+      std::size_t bytes;
+    };
+    std::vector<item> items;
+    std::size_t total = detail::compact_size(build(), c);
+    for (std::size_t i = 0; i < packages.size(); ++i) {
+      items.push_back({packages[i]->package.significance, packages[i]->package.created_at_ms, package_kind, i,
+                       detail::compact_size(packages[i]->package.wire, c) + 1});
+    }
+    for (std::size_t i = 0; i < questions.size(); ++i) {
+      // A question is as old as its position among the newest-first packages says.
+      items.push_back({questions[i].second, UINT64_MAX - i, question_kind, i,
+                       detail::compact_size(json::value(questions[i].first), c) + 1});
+    }
+    for (std::size_t i = 0; i < facts.size(); ++i) {
+      items.push_back({detail::fact_significance(*facts[i]), facts[i]->valid_from_ms, fact_kind, i,
+                       detail::compact_size(facts[i]->wire, c) + 1});
+    }
+    std::sort(items.begin(), items.end(), [](const item& a, const item& b) {
+      if (a.significance != b.significance) return a.significance < b.significance;
+      if (a.age_key != b.age_key) return a.age_key < b.age_key;
+      if (a.kind != b.kind) return a.kind < b.kind;
+      return a.index < b.index;
+    });
+    // Room for the report itself: its fixed text plus the omitted ids.
+    std::size_t report_bytes = 160;
+    for (const item& it : items) {
+      if (total + report_bytes <= *budget) break;
+      total -= it.bytes;
+      if (it.kind == package_kind) {
+        keep_package[it.index] = false;
+        out.omitted_packages.push_back(packages[it.index]->package.package_id);
+        report_bytes += packages[it.index]->package.package_id.size() + 3;
+      } else if (it.kind == question_kind) {
+        keep_question[it.index] = false;
+        ++out.omitted_open_questions;
+      } else {
+        keep_fact[it.index] = false;
+        ++out.omitted_facts;
+      }
+    }
+  }
+  out.bundle = build();
+  if (budget) {
+    json::value::array_type omitted(out.omitted_packages.begin(), out.omitted_packages.end());
+    json::value report = json::value::object_type{{"max_bytes", *budget},
+                                                  {"bytes", 0},
+                                                  {"estimated_tokens", 0},
+                                                  {"omitted_packages", std::move(omitted)},
+                                                  {"omitted_open_questions", out.omitted_open_questions},
+                                                  {"omitted_facts", out.omitted_facts}};
+    out.bundle.set("x-agentctx-budget", report);
+    // The size includes the report; two passes settle its own digits.
+    for (int pass = 0; pass < 2; ++pass) {
+      const std::size_t bytes = detail::compact_size(out.bundle, c);
+      json::value* r = out.bundle.find("x-agentctx-budget");
+      r->set("bytes", bytes);
+      r->set("estimated_tokens", estimate_tokens(bytes));
+    }
+  }
+  out.bytes = detail::compact_size(out.bundle, c);
+  out.estimated_tokens = estimate_tokens(out.bytes);
+  return out;
+}
+
+struct orchestrate_options {
+  std::string project_id;  ///< empty: a global digest over every active project
+  std::string focus;       ///< empty: no snippets
+  std::size_t snippets = 25;
+  unsigned window_days = default_window_days;
+};
+
+/// orchestrate (section 8.4). Errors: not_found for an unknown project;
+/// invalid_argument for a window of 0 days; the embedder's errors (with a focus).
+inline result<json::value> orchestrate(const store& s, const orchestrate_options& options, agdb::embedder& embedder) {
+  if (options.window_days == 0) return fail(errc::invalid_argument, "window_days must be at least 1");
+  std::vector<const project*> scope;
+  if (options.project_id.empty()) {
+    for (const project* p : s.projects()) {
+      if (!p->archived()) scope.push_back(p);
+    }
+  } else if (const project* p = s.find_project(options.project_id)) {
+    scope.push_back(p);
+  } else {
+    return unexpected(project_not_found(options.project_id));
+  }
+  const std::string now = s.now_text();
+  const std::uint64_t since = detail::window_start_ms(parse_rfc3339_utc_ms(now).value_or(0), options.window_days);
+
+  std::vector<const stored_package*> recent;  // every project in scope, newest first
+  json::value::array_type per_project, active_facts;
+  std::map<std::string, std::size_t> by_type, by_status;
+  for (const project* p : scope) {
+    auto packages = detail::recent_packages(s, p->project_id, since, false);
+    const auto facts = s.facts(p->project_id);
+    std::size_t awaiting = 0;
+    for (const stored_package* sp : packages) awaiting += sp->package.status == package_status::awaiting_review;
+    per_project.push_back(json::value::object_type{{"project_id", p->project_id},
+                                                   {"packages", packages.size()},
+                                                   {"active_facts", facts.size()},
+                                                   {"open_questions", detail::collect_questions(packages).size()},
+                                                   {"awaiting_review", awaiting}});
+    for (const fact* f : facts) active_facts.push_back(f->wire);
+    recent.insert(recent.end(), packages.begin(), packages.end());
+  }
+  std::stable_sort(recent.begin(), recent.end(), [](const stored_package* a, const stored_package* b) {
+    return a->package.created_at_ms > b->package.created_at_ms;
+  });
+
+  json::value::array_type decisions, handoffs, awaiting, significant, questions;
+  for (const stored_package* p : recent) {
+    ++by_type[p->package.package_type];
+    ++by_status[std::string(to_string(p->package.status))];
+    for (const std::string& d : p->package.decisions_made) {
+      decisions.push_back(json::value::object_type{{"decision", d}, {"package_id", p->package.package_id}});
+    }
+    if (!p->package.handoff_note.empty()) {
+      json::value h = json::value::object_type{{"note", p->package.handoff_note}, {"package_id", p->package.package_id}};
+      if (p->package.estimated_next_actor) h.set("estimated_next_actor", std::string(to_string(*p->package.estimated_next_actor)));
+      handoffs.push_back(std::move(h));
+    }
+    if (p->package.status == package_status::awaiting_review) awaiting.emplace_back(p->package.package_id);
+  }
+  std::vector<const stored_package*> by_significance = recent;
+  std::stable_sort(by_significance.begin(), by_significance.end(), [](const stored_package* a, const stored_package* b) {
+    return a->package.significance > b->package.significance;
+  });
+  for (std::size_t i = 0; i < by_significance.size() && i < 10; ++i) {
+    const package& p = by_significance[i]->package;
+    significant.push_back(json::value::object_type{
+        {"package_id", p.package_id}, {"title", p.title}, {"significance", p.significance}, {"created_at", p.created_at}});
+  }
+  for (const auto& [q, significance] : detail::collect_questions(recent)) questions.emplace_back(q);
+  json::value::object_type type_counts, status_counts;
+  for (const auto& [k, n] : by_type) type_counts.emplace_back(k, n);
+  for (const auto& [k, n] : by_status) status_counts.emplace_back(k, n);
+
+  json::value::array_type snippets;
+  if (!options.focus.empty() && options.snippets > 0) {
+    auto hits = rank_relevant(recent, options.focus, options.snippets, embedder);
+    if (!hits) return unexpected(std::move(hits).error());
+    for (const relevant_hit& h : *hits) {
+      const package& p = h.package->package;
+      const std::string& body = !p.description.empty() ? p.description : !p.content_md.empty() ? p.content_md : p.handoff_note;
+      snippets.push_back(json::value::object_type{{"package_id", p.package_id},
+                                                  {"project_id", p.project_id},
+                                                  {"title", p.title},
+                                                  {"score", h.score},
+                                                  {"excerpt", detail::excerpt(body)}});
+    }
+  }
+
+  json::value digest = json::value::object_type{};
+  digest.set("scope", options.project_id.empty() ? "global" : "project");
+  if (!options.project_id.empty()) digest.set("project_id", options.project_id);
+  if (!options.focus.empty()) digest.set("focus", options.focus);
+  digest.set("window_days", options.window_days);
+  digest.set("generated_at", now);
+  digest.set("summary", json::value::object_type{{"packages", recent.size()},
+                                                 {"by_type", std::move(type_counts)},
+                                                 {"by_status", std::move(status_counts)},
+                                                 {"decisions", std::move(decisions)},
+                                                 {"handoffs", std::move(handoffs)},
+                                                 {"awaiting_review", std::move(awaiting)},
+                                                 {"most_significant", std::move(significant)}});
+  digest.set("active_facts", std::move(active_facts));
+  digest.set("open_questions", std::move(questions));
+  digest.set("snippets", std::move(snippets));
+  if (options.project_id.empty()) digest.set("projects", std::move(per_project));
+  return digest;
+}
+
+}  // namespace agentctx::relay

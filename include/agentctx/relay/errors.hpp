@@ -1,0 +1,56 @@
+// agentctx/relay/errors.hpp: the Agentic Protocol's error codes (seed 001
+// sections 8 and 10.2) for the library's errors.
+//
+// Store operations fail with agentctx::error values; protocol_error_of()
+// names the protocol code and HTTP status a transport would answer with. The
+// relay CLI turns them into exit codes, the MCP server into tool errors
+// carrying the code (docs/relay/protocol.md has the table).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "agentctx/core/error.hpp"
+
+namespace agentctx::relay {
+
+struct protocol_error {
+  std::string_view code;  ///< "invalid_schema", "package_not_found", ...
+  int http_status = 500;
+};
+
+/// The protocol's code for a store error:
+///   invalid_argument    400 invalid_schema
+///   invalid_transition  400 invalid_transition
+///   archived            403 project_archived
+///   not_found           404 package_not_found, or project_not_found when the
+///                           message is about a project ("project ... does not exist")
+///   already_exists      409 duplicate_package_id
+///   unsupported         501 not_implemented
+///   locked              503 store_locked
+///   anything else       500 internal_error (damaged store, I/O failure)
+/// The error for a project that does not exist (404 project_not_found): the
+/// one not_found error whose message starts with "project ".
+inline error project_not_found(std::string_view project_id) {
+  std::string message = "project \"";
+  message += project_id;
+  message += "\" does not exist";
+  return make_error(errc::not_found, std::move(message));
+}
+
+inline protocol_error protocol_error_of(const error& e) noexcept {
+  switch (e.code) {
+    case errc::invalid_argument: return {"invalid_schema", 400};
+    case errc::invalid_transition: return {"invalid_transition", 400};
+    case errc::archived: return {"project_archived", 403};
+    case errc::not_found:
+      return {std::string_view(e.message).starts_with("project ") ? "project_not_found" : "package_not_found", 404};
+    case errc::already_exists: return {"duplicate_package_id", 409};
+    case errc::unsupported: return {"not_implemented", 501};
+    case errc::locked: return {"store_locked", 503};
+    default: return {"internal_error", 500};
+  }
+}
+
+}  // namespace agentctx::relay

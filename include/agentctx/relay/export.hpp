@@ -1,0 +1,280 @@
+// agentctx/relay/export.hpp: backup and restore of a Relay store as NDJSON of
+// wire-format objects (seed 001 sections 10.1 and 10.3).
+//
+// One JSON object per line, each in RFC 8785 canonical form
+// (docs/format/relay-export.md):
+//
+//   {"kind":"relay-export","protocol_version":"0.1","exported_at":...,"projects":[...]}
+//   {"kind":"project","project":{...}}
+//   {"kind":"session","session":{...}}                  packages_deposited filled in
+//   {"kind":"package","hash":"sha256:...","package":{...}}   as deposited
+//   {"kind":"status","project_id":...,"package_id":...,"status":...,"review_type":...,
+//    "at":...,"note":...,"hash":"sha256:..."}            each later status change, in order
+//   {"kind":"fact","fact":{...}}                       every fact, valid_to included
+//
+// Packages travel as deposited, with their status changes after them, so an
+// import recomputes and checks every hash (the deposited one and the one
+// after each change) and preserves every member, x-* ones included. A
+// consumer that wants only current state applies the status lines' status
+// and review_type to the package.
+//
+// Import checks the whole file against the target store before it writes
+// anything: a line that is not valid, a hash that does not match, a package
+// id that exists with other content (already_exists) or a current fact that
+// would make two current facts for one key are errors naming the line. What
+// the target already holds identically is skipped, so importing the same
+// file twice changes nothing. The records are then appended one by one; a
+// crash part-way leaves a prefix, and importing again completes it.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "agentctx/core/lines.hpp"
+#include "agentctx/core/result.hpp"
+#include "agentctx/json/canonical.hpp"
+#include "agentctx/relay/hash.hpp"
+#include "agentctx/relay/model.hpp"
+#include "agentctx/relay/errors.hpp"
+#include "agentctx/relay/store.hpp"
+
+namespace agentctx::relay {
+
+/// Appends the export of `project_id` (every project when empty) to `out`.
+/// Errors: not_found for an unknown project.
+inline result<void> export_ndjson(const store& s, const std::string& project_id, std::string& out) {
+  std::vector<const project*> chosen;
+  if (project_id.empty()) {
+    chosen = s.projects();
+  } else if (const project* p = s.find_project(project_id)) {
+    chosen.push_back(p);
+  } else {
+    return unexpected(project_not_found(project_id));
+  }
+  json::canonicalizer canonicalizer;
+  const auto line = [&](const json::value& v) -> result<void> {
+    auto text = canonicalizer.serialize(v, json::canonical_form::jcs);
+    if (!text) return unexpected(std::move(text).error());
+    out.append(*text);
+    out.push_back('\n');
+    return {};
+  };
+  json::value::array_type ids;
+  for (const project* p : chosen) ids.emplace_back(p->project_id);
+  AGENTCTX_TRY(line(json::value::object_type{{"kind", "relay-export"},
+                                             {"protocol_version", std::string(protocol_version)},
+                                             {"exported_at", s.now_text()},
+                                             {"projects", std::move(ids)}}));
+  for (const project* p : chosen) AGENTCTX_TRY(line(json::value::object_type{{"kind", "project"}, {"project", p->wire}}));
+  for (const project* p : chosen) {
+    for (const session* ses : s.sessions(p->project_id)) {
+      AGENTCTX_TRY(line(json::value::object_type{{"kind", "session"}, {"session", s.session_wire(*ses)}}));
+    }
+  }
+  for (const project* p : chosen) {
+    auto packages = s.packages_of(p->project_id);
+    if (!packages) return unexpected(std::move(packages).error());
+    for (const stored_package* sp : *packages) {
+      AGENTCTX_TRY(line(json::value::object_type{
+          {"kind", "package"}, {"hash", sp->deposited_hash}, {"package", sp->deposited_wire()}}));
+      for (const status_change& c : sp->changes) {
+        json::value event = json::value::object_type{{"kind", "status"},
+                                                     {"project_id", sp->package.project_id},
+                                                     {"package_id", sp->package.package_id},
+                                                     {"status", std::string(to_string(c.status))},
+                                                     {"review_type", std::string(to_string(c.review))},
+                                                     {"at", c.at},
+                                                     {"hash", c.hash}};
+        if (c.note) event.set("note", *c.note);
+        AGENTCTX_TRY(line(event));
+      }
+    }
+  }
+  for (const project* p : chosen) {
+    for (const fact* f : s.all_facts(p->project_id)) {
+      AGENTCTX_TRY(line(json::value::object_type{{"kind", "fact"}, {"fact", f->wire}}));
+    }
+  }
+  return {};
+}
+
+/// What import_ndjson() did.
+struct import_report {
+  std::size_t projects = 0;  ///< created
+  std::size_t sessions = 0;
+  std::size_t packages = 0;
+  std::size_t status_changes = 0;
+  std::size_t facts = 0;
+  std::size_t skipped = 0;  ///< lines the store already held identically
+};
+
+/// Imports an export (see the file comment) into `s`, which must be open
+/// for writing. Errors: invalid_argument naming the line ("line 7: ...")
+/// for anything malformed or a hash mismatch; already_exists for a package
+/// id or fact id held with other content; the store's write errors.
+inline result<import_report> import_ndjson(store& s, std::string_view text) {
+  json::canonicalizer canonicalizer;
+  struct planned {
+    std::size_t line = 0;
+    json::value record;
+  };
+  std::vector<planned> plan;
+  import_report report;
+  std::set<std::string> new_projects;
+  // package key -> (status changes the store holds, changes planned so far), to skip held changes
+  std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> held_changes;
+  std::map<std::pair<std::string, std::string>, json::value> planned_wire;  // package state as planned
+  std::set<std::pair<std::string, std::string>> planned_current_keys;
+  std::set<std::string> planned_fact_ids;
+
+  line_cursor lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const std::size_t line_number = lines.number();
+    const std::string where = "line " + std::to_string(line_number) + ": ";
+    const auto bad = [&](const std::string& why) { return fail(errc::invalid_argument, where + why); };
+    auto parsed = canonicalizer.parse(line);
+    if (!parsed) return bad("not JSON: " + parsed.error().message);
+    json::value& object = *parsed;
+    const std::string* kind = detail::string_member(object, "kind");
+    if (kind == nullptr) return bad("has no \"kind\"");
+
+    if (*kind == "relay-export") {
+      const std::string* version = detail::string_member(object, "protocol_version");
+      if (version == nullptr || *version != protocol_version) return bad("an export of another protocol version");
+    } else if (*kind == "project") {
+      const json::value* wire = object.find("project");
+      if (wire == nullptr) return bad("project line without project");
+      auto p = read_project(*wire);
+      if (!p) return bad(p.error().message);
+      if (s.find_project(p->project_id) != nullptr || new_projects.count(p->project_id) != 0) {
+        ++report.skipped;
+        continue;
+      }
+      new_projects.insert(p->project_id);
+      plan.push_back({line_number, json::value::object_type{{"type", "project"}, {"project", *wire}}});
+      ++report.projects;
+    } else if (*kind == "session") {
+      const json::value* wire = object.find("session");
+      if (wire == nullptr) return bad("session line without session");
+      json::value copy = *wire;
+      copy.erase("packages_deposited");
+      auto ses = read_session(copy);
+      if (!ses) return bad(ses.error().message);
+      if (s.find_project(ses->project_id) == nullptr && new_projects.count(ses->project_id) == 0) {
+        return bad("session of project " + detail::quote_text(ses->project_id) + ", which the export does not hold");
+      }
+      if (s.find_session(ses->session_id) != nullptr) {
+        ++report.skipped;
+        continue;
+      }
+      plan.push_back({line_number, json::value::object_type{{"type", "session"}, {"session", std::move(copy)}}});
+      ++report.sessions;
+    } else if (*kind == "package") {
+      const std::string* hash = detail::string_member(object, "hash");
+      const json::value* wire = object.find("package");
+      if (hash == nullptr || wire == nullptr) return bad("package line without hash or package");
+      auto p = read_package(*wire);
+      if (!p) return bad(p.error().message);
+      auto computed = content_hash(*wire, canonicalizer);
+      if (!computed) return bad(computed.error().message);
+      if (*computed != *hash) return bad("package " + p->package_id + " hashes to " + *computed + ", not " + *hash);
+      if (s.find_project(p->project_id) == nullptr && new_projects.count(p->project_id) == 0) {
+        return bad("package of project " + detail::quote_text(p->project_id) + ", which the export does not hold");
+      }
+      const auto key = std::make_pair(p->project_id, p->package_id);
+      if (planned_wire.count(key) != 0) return bad("package " + detail::quote_text(p->package_id) + " appears twice");
+      auto held = s.find_package(p->package_id, p->project_id);
+      if (held) {
+        if ((*held)->deposited_hash != *hash) {
+          return fail(errc::already_exists, where + "package " + detail::quote_text(p->package_id) +
+                                                " exists in the store with other content (duplicate_package_id)");
+        }
+        held_changes[key] = {(*held)->changes.size(), 0};
+        planned_wire[key] = (*held)->deposited_wire();
+        ++report.skipped;
+        continue;
+      }
+      held_changes[key] = {0, 0};
+      planned_wire[key] = *wire;
+      plan.push_back({line_number, json::value::object_type{{"type", "package"}, {"hash", *hash}, {"package", *wire}}});
+      ++report.packages;
+    } else if (*kind == "status") {
+      const std::string* project_id = detail::string_member(object, "project_id");
+      const std::string* package_id = detail::string_member(object, "package_id");
+      const std::string* status = detail::string_member(object, "status");
+      const std::string* review = detail::string_member(object, "review_type");
+      const std::string* at = detail::string_member(object, "at");
+      const std::string* hash = detail::string_member(object, "hash");
+      if (!project_id || !package_id || !status || !review || !at || !hash) return bad("status line lacks a member");
+      const auto key = std::make_pair(*project_id, *package_id);
+      auto wire = planned_wire.find(key);
+      if (wire == planned_wire.end()) return bad("status change of a package the export has not shown before");
+      auto from = read_package(wire->second);
+      const auto to = parse_package_status(*status);
+      if (!from || !to || !parse_review_type(*review) || !is_allowed_transition(from->status, *to)) {
+        return bad("status change the protocol does not allow");
+      }
+      if (!parse_rfc3339_utc_ms(*at)) return bad("\"at\" is not an RFC 3339 timestamp");
+      wire->second.set("status", *status);
+      wire->second.set("review_type", *review);
+      auto computed = content_hash(wire->second, canonicalizer);
+      if (!computed || *computed != *hash) return bad("status change of " + *package_id + " does not hash to " + *hash);
+      auto& [held, seen] = held_changes[key];
+      if (++seen <= held) {
+        ++report.skipped;
+        continue;
+      }
+      json::value record = std::move(object);
+      record.erase("kind");
+      record.set("type", "status");
+      plan.push_back({line_number, std::move(record)});
+      ++report.status_changes;
+    } else if (*kind == "fact") {
+      const json::value* wire = object.find("fact");
+      if (wire == nullptr) return bad("fact line without fact");
+      auto f = read_fact(*wire);
+      if (!f) return bad(f.error().message);
+      if (s.find_project(f->project_id) == nullptr && new_projects.count(f->project_id) == 0) {
+        return bad("fact of project " + detail::quote_text(f->project_id) + ", which the export does not hold");
+      }
+      if (const fact* held = s.find_fact(f->fact_id)) {
+        if (!(held->wire == *wire)) {
+          return fail(errc::already_exists, where + "fact " + detail::quote_text(f->fact_id) + " exists with other content");
+        }
+        ++report.skipped;
+        continue;
+      }
+      if (!planned_fact_ids.insert(f->fact_id).second) return bad("fact " + detail::quote_text(f->fact_id) + " appears twice");
+      if (f->is_current()) {
+        const auto key = std::make_pair(f->project_id + '\n' + f->subject, f->predicate);
+        if (s.current_fact(f->project_id, f->subject, f->predicate) != nullptr || !planned_current_keys.insert(key).second) {
+          return fail(errc::already_exists, where + "fact " + detail::quote_text(f->fact_id) +
+                                                " would be a second current fact for (" + f->subject + ", " +
+                                                f->predicate + ")");
+        }
+      }
+      plan.push_back({line_number, json::value::object_type{{"type", "fact"}, {"fact", *wire}}});
+      ++report.facts;
+    } else {
+      return bad("unknown kind " + detail::quote_text(*kind));
+    }
+  }
+
+  for (planned& p : plan) {
+    if (auto written = s.append_record(std::move(p.record)); !written) {
+      error e = std::move(written).error();
+      e.message = "line " + std::to_string(p.line) + ": " + e.message;
+      return unexpected(std::move(e));
+    }
+  }
+  return report;
+}
+
+}  // namespace agentctx::relay

@@ -1,0 +1,158 @@
+// agentctx/relay/log_format.hpp: the bytes of relay.log, the append-only
+// record log a Relay store keeps (docs/format/relay-store.md).
+//
+//   file header (32 bytes):
+//     0  8  magic "RELAYLOG"
+//     8  4  u32 format version (1)
+//    12  4  u32 header size (32)
+//    16 16  reserved, zero
+//   then records, back to back:
+//     0  4  u32 payload length N (1 .. max_record_payload)
+//     4  4  u32 CRC-32 (IEEE, as zlib) of the payload
+//     8  N  payload: one JSON object in RFC 8785 canonical form, whose
+//           "type" member says what it records
+//
+// Integers are little-endian. A record is committed once all its bytes are
+// durable; a writer appends one record and syncs before it acknowledges the
+// operation, so at most the last record can be incomplete after a crash.
+//
+// scan_records() walks the records from a given offset and classifies where
+// it stopped: at the end (clean), at a last record that fails its checks
+// (torn: a crash during an append, which may keep any subset of the append's
+// pages, or a reader racing the writer; the writer cuts it), or at a record
+// that fails its checks with a good record somewhere after it (damaged: the
+// file was altered after the fact; nothing is cut, the store refuses it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "agentctx/core/crc32.hpp"
+#include "agentctx/core/endian.hpp"
+
+namespace agentctx::relay {
+
+inline constexpr char log_magic[8] = {'R', 'E', 'L', 'A', 'Y', 'L', 'O', 'G'};
+inline constexpr std::uint32_t log_format_version = 1;
+inline constexpr std::size_t log_header_size = 32;
+inline constexpr std::size_t record_header_size = 8;
+/// Largest record payload: 64 MiB (a package's content_md counts against it).
+inline constexpr std::uint32_t max_record_payload = 64u << 20;
+
+/// The 32-byte file header.
+inline std::string encode_log_header() {
+  std::string out(log_header_size, '\0');
+  std::memcpy(out.data(), log_magic, sizeof log_magic);
+  store_u32(out.data() + 8, log_format_version);
+  store_u32(out.data() + 12, static_cast<std::uint32_t>(log_header_size));
+  return out;
+}
+
+enum class header_check { ok, bad_magic, unsupported_version, damaged };
+
+inline header_check check_log_header(std::span<const std::byte> bytes) noexcept {
+  if (bytes.size() < log_header_size) return header_check::damaged;
+  if (std::memcmp(bytes.data(), log_magic, sizeof log_magic) != 0) return header_check::bad_magic;
+  if (load_u32(bytes.data() + 8) != log_format_version) return header_check::unsupported_version;
+  if (load_u32(bytes.data() + 12) != log_header_size) return header_check::damaged;
+  for (std::size_t i = 16; i < log_header_size; ++i) {
+    if (bytes[i] != std::byte{0}) return header_check::damaged;
+  }
+  return header_check::ok;
+}
+
+/// Appends one framed record holding `payload` to `out`.
+inline void append_record(std::string& out, std::string_view payload) {
+  char header[record_header_size];
+  store_u32(header, static_cast<std::uint32_t>(payload.size()));
+  store_u32(header + 4, crc32(payload));
+  out.append(header, sizeof header);
+  out.append(payload);
+}
+
+/// Where a scan stopped.
+enum class log_tail { clean, torn, damaged };
+
+struct scanned_record {
+  std::uint64_t offset = 0;  ///< of the record header
+  std::string_view payload;
+};
+
+struct log_scan {
+  std::vector<scanned_record> records;
+  std::uint64_t valid_end = 0;  ///< end of the last good record (where the next one goes)
+  log_tail tail = log_tail::clean;
+  std::string problem;  ///< for torn and damaged: what was wrong at valid_end
+};
+
+/// True when a complete record with a good checksum starts somewhere in
+/// (`from`, end of file): evidence that the bytes at `from` are damage in the
+/// middle of the log rather than the torn tail of its last append. A payload
+/// is a JSON object, so candidates are filtered on '{' ... '}' before their
+/// checksum is computed.
+inline bool valid_record_after(std::span<const std::byte> file, std::uint64_t from) noexcept {
+  const std::uint64_t size = file.size();
+  for (std::uint64_t at = from + 1; at + record_header_size + 2 <= size; ++at) {
+    const std::uint32_t length = load_u32(file.data() + at);
+    if (length < 2 || length > max_record_payload || length > size - at - record_header_size) continue;
+    const std::byte* payload = file.data() + at + record_header_size;
+    if (payload[0] != std::byte{'{'} || payload[length - 1] != std::byte{'}'}) continue;
+    const std::string_view text(reinterpret_cast<const char*>(payload), length);
+    if (crc32(text) == load_u32(file.data() + at + 4)) return true;
+  }
+  return false;
+}
+
+/// Walks the records of `file` (a whole relay.log, header included) from
+/// `offset` (>= log_header_size, at a record boundary). Payload views point
+/// into `file`.
+inline log_scan scan_records(std::span<const std::byte> file, std::uint64_t offset) {
+  log_scan scan;
+  const std::uint64_t size = file.size();
+  std::uint64_t at = offset;
+  const auto stop = [&](log_tail tail, std::string problem) {
+    scan.tail = tail;
+    scan.problem = std::move(problem);
+  };
+  // A record that fails its checks is the torn tail of the last append (a
+  // crash keeps any subset of an unsynced append's pages) unless a good
+  // record follows it: then it is damage.
+  const auto bad_record = [&](std::string problem) {
+    stop(valid_record_after(file, at) ? log_tail::damaged : log_tail::torn, std::move(problem));
+  };
+  while (at < size) {
+    const std::uint64_t remaining = size - at;
+    if (remaining < record_header_size) {
+      stop(log_tail::torn, "incomplete record header");
+      break;
+    }
+    const std::byte* header = file.data() + at;
+    const std::uint32_t length = load_u32(header);
+    const std::uint32_t checksum = load_u32(header + 4);
+    if (length == 0 || length > max_record_payload) {
+      bad_record("record length " + std::to_string(length) + " is out of range");
+      break;
+    }
+    if (remaining - record_header_size < length) {
+      bad_record("incomplete record (" + std::to_string(length) + " payload bytes promised, " +
+                 std::to_string(remaining - record_header_size) + " present)");
+      break;
+    }
+    const std::string_view payload(reinterpret_cast<const char*>(header + record_header_size), length);
+    if (crc32(payload) != checksum) {
+      bad_record("record checksum mismatch");
+      break;
+    }
+    scan.records.push_back({at, payload});
+    at += record_header_size + length;
+  }
+  scan.valid_end = at;
+  return scan;
+}
+
+}  // namespace agentctx::relay

@@ -1,0 +1,679 @@
+// agentctx/relay/mcp_tools.hpp: the Agentic Protocol's operations (seed 001
+// section 8) as MCP tools over a relay::store, for agentctx/mcp/server.hpp
+// (section 13: "Relay-compatible services can expose themselves as MCP
+// tools").
+//
+//   auto store = relay::store::open(fs, ".relay");     // a writer
+//   agdb::hash_embedder embedder(128);
+//   mcp::tool_registry tools;
+//   auto added = relay::add_mcp_tools(tools, *store, embedder);
+//   mcp::server server({"relay", "0.1.0"}, std::move(tools));
+//
+//   relay_deposit          deposit (8.1): {"created", "hash", "package"}
+//   relay_pull             pull (8.2), mode latest | specific | relevant:
+//                          {"mode", "packages": [{"hash", "package", scores?}]}
+//   relay_orient           orient (8.3): the OrientationBundle (briefing.hpp)
+//   relay_orchestrate      orchestrate (8.4): the DigestBundle (briefing.hpp)
+//   relay_flag_for_review  flag_for_review (8.5): {"hash", "package"}
+//   relay_review           an L3 status transition (11.4): {"hash", "package"}
+//   relay_assert_fact      assert_fact (8.6): {"changed", "superseded", "fact"}
+//   relay_invalidate_fact  invalidate_fact (8.7): {"invalidated"}
+//   relay_query_facts      current facts, one key's history, or the facts
+//                          that held at a time (11.3): {"query", "facts", ...}
+//   relay_awaiting_review  the packages awaiting review (11.4)
+//   relay_conformance      the conformance descriptor (11.5)
+//
+// Packages appear in their current wire form with the content hash of that
+// form beside them (section 6.6: the hash is never inside the package).
+// Results are JSON objects (members in the order built: a package's as
+// deposited), sent as the text content and as structured content under the
+// declared output schemas.
+//
+// Errors. Arguments that break a tool's input schema are refused by the
+// server before the tool runs ("invalid arguments for relay_pull: limit
+// must be at least 1, not 0"); arguments whose need depends on another (a
+// latest pull without project_id, an `at` that is not an RFC 3339 UTC time)
+// are refused the same way by the tool. Everything the store refuses is an
+// isError result whose text is the protocol error (errors.hpp):
+//   {"error":{"code":"duplicate_package_id","status":409,"message":"..."}}
+//
+// The store is the caller's, opened as a writer (a reader's writes fail);
+// the embedder ranks pull mode=relevant and orchestrate's snippets. Both
+// must outlive the registry. The handlers are not thread-safe, like the
+// server that calls them.
+#pragma once
+
+#include <simdjson.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "agentctx/agdb/embedder.hpp"
+#include "agentctx/core/result.hpp"
+#include "agentctx/json/value.hpp"
+#include "agentctx/json/writer.hpp"
+#include "agentctx/mcp/json_schema.hpp"
+#include "agentctx/mcp/tool_registry.hpp"
+#include "agentctx/relay/briefing.hpp"
+#include "agentctx/relay/conformance.hpp"
+#include "agentctx/relay/errors.hpp"
+#include "agentctx/relay/model.hpp"
+#include "agentctx/relay/search.hpp"
+#include "agentctx/relay/store.hpp"
+
+namespace agentctx::relay {
+
+struct mcp_tool_options {
+  /// The largest `limit` relay_pull accepts and the largest `snippets`
+  /// relay_orchestrate accepts.
+  std::size_t max_limit = 1000;
+  /// The largest window_days relay_orient and relay_orchestrate accept.
+  unsigned max_window_days = 36'500;
+};
+
+/// The text of a tool error for a store error: {"error": {"code", "status",
+/// "message"}} with the protocol code and HTTP status of protocol_error_of().
+inline std::string protocol_error_json(const error& e) {
+  const protocol_error p = protocol_error_of(e);
+  std::string out;
+  json::writer w(out);
+  w.begin_object().key("error").begin_object();
+  w.key("code").value(p.code);
+  w.key("status").value(p.http_status);
+  w.key("message").value(e.describe());
+  w.end_object().end_object();
+  return out;
+}
+
+namespace detail {
+
+struct mcp_tool_state {
+  store* relay = nullptr;
+  agdb::embedder* embedder = nullptr;
+  mcp_tool_options options;
+};
+
+// --- reading arguments (already checked against the input schema) -------------------
+
+inline std::optional<std::string> string_argument(simdjson::dom::object arguments, std::string_view key) {
+  std::string_view text;
+  if (arguments.at_key(key).get_string().get(text) != simdjson::SUCCESS) return std::nullopt;
+  return std::string(text);
+}
+
+inline std::optional<std::int64_t> integer_argument(simdjson::dom::object arguments, std::string_view key) {
+  simdjson::dom::element value;
+  if (arguments.at_key(key).get(value) != simdjson::SUCCESS) return std::nullopt;
+  return mcp::integer_value(value);
+}
+
+inline std::vector<std::string> string_list_argument(simdjson::dom::object arguments, std::string_view key) {
+  std::vector<std::string> out;
+  simdjson::dom::array values;
+  if (arguments.at_key(key).get_array().get(values) != simdjson::SUCCESS) return out;
+  for (const simdjson::dom::element value : values) out.emplace_back(value.get_string().value_unsafe());
+  return out;
+}
+
+// --- results ---------------------------------------------------------------------------
+
+inline mcp::tool_result protocol_failure(const error& e) { return mcp::tool_result::failure(protocol_error_json(e)); }
+
+inline mcp::tool_result argument_failure(std::string_view tool, std::string_view problem) {
+  return mcp::tool_result::failure("invalid arguments for " + std::string(tool) + ": " + std::string(problem));
+}
+
+// A result object as JSON text, members in the order built (the bundles'
+// as section 8.3 lists them, packages as deposited).
+inline mcp::tool_result object_result(const json::value& result) {
+  return mcp::tool_result::object(json::to_text(result));
+}
+
+inline json::value stored_json(const stored_package& p) {
+  return json::value::object_type{{"hash", p.hash}, {"package", p.package.wire}};
+}
+
+inline json::value stored_list_json(const std::vector<const stored_package*>& packages) {
+  json::value::array_type out;
+  for (const stored_package* p : packages) out.push_back(stored_json(*p));
+  return out;
+}
+
+inline json::value fact_list_json(const std::vector<const fact*>& facts) {
+  json::value::array_type out;
+  for (const fact* f : facts) out.push_back(f->wire);
+  return out;
+}
+
+// --- schemas ---------------------------------------------------------------------------
+
+inline mcp::json_schema open_object(std::string description) {
+  return mcp::json_schema::object().allow_other_properties().description(std::move(description));
+}
+
+inline mcp::json_schema id_schema(std::string description) {
+  return mcp::json_schema::string().min_length(1).description(std::move(description));
+}
+
+inline mcp::json_schema window_schema(unsigned max_days) {
+  return mcp::json_schema::integer()
+      .minimum(1)
+      .maximum(max_days)
+      .default_json(std::to_string(default_window_days))
+      .description("How many days back counts as recent (default 14)");
+}
+
+inline mcp::json_schema stored_package_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("hash", json_schema::string().description("Content hash of the package as shown (sha256:...)"))
+      .required_property("package", open_object("The Context Package (seed 001 section 6)"))
+      .property("score", json_schema::number().description("Fused rank score (relevant mode)"))
+      .property("vector_score", json_schema::number().description("Cosine similarity with the query (relevant mode)"))
+      .property("lexical_score", json_schema::number().description("BM25 score (relevant mode)"));
+}
+
+inline mcp::json_schema stored_package_output_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("hash", json_schema::string())
+      .required_property("package", open_object("The package in its new state"));
+}
+
+inline mcp::json_schema deposit_input_schema() {
+  return mcp::json_schema::object().required_property(
+      "package",
+      open_object("A Context Package (seed 001 section 6). Required: project_id, relay_version \"0.1\", title, "
+                  "status (draft|complete|awaiting_review|revision_requested), package_type (standard, milestone, "
+                  "decision, handoff, auto_deposit, analysis, question, orchestrator_report or x-*), review_type "
+                  "(none|human|agent), created_at (RFC 3339 UTC), created_by {id, type human|agent|script, "
+                  "session_id?}. package_id is generated when absent. Optional: description, tags, decisions_made, "
+                  "open_questions, handoff_note, estimated_next_actor, deliverables, parent_package_id, significance "
+                  "1-10, content_md, topic, artifact_type, storage_path, x-* members"));
+}
+
+inline mcp::json_schema deposit_output_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("created", json_schema::boolean().description(
+                                        "false: the identical package was already stored (idempotent deposit)"))
+      .required_property("hash", json_schema::string().description("Content hash of the package (sha256:...)"))
+      .required_property("package", open_object("The stored package"));
+}
+
+inline mcp::json_schema pull_input_schema(std::size_t max_limit) {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("mode", json_schema::string()
+                                     .allowed_values({"latest", "specific", "relevant"})
+                                     .description("latest: the newest packages of project_id; specific: the package "
+                                                  "package_id; relevant: the packages most related to query"))
+      .property("project_id", id_schema("The project (required for latest; optional for specific and relevant, "
+                                        "where absent means every project)"))
+      .property("package_id", id_schema("The package (specific mode)"))
+      .property("query", json_schema::string().min_length(1).description("What to look for (relevant mode)"))
+      .property("limit", json_schema::integer()
+                             .minimum(1)
+                             .maximum(static_cast<double>(max_limit))
+                             .default_json("5")
+                             .description("How many packages at most (latest and relevant; default 5)"));
+}
+
+inline mcp::json_schema pull_output_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("mode", json_schema::string().allowed_values({"latest", "specific", "relevant"}))
+      .property("project_id", json_schema::string())
+      .property("query", json_schema::string())
+      .required_property("packages",
+                         json_schema::array(stored_package_schema())
+                             .description("Newest first (latest), best first (relevant), or the one package"));
+}
+
+// The largest orient budget taken (1 TB: a bound far above any bundle, so
+// that the budget arithmetic cannot overflow).
+inline constexpr double max_budget_bytes = 1e12;
+
+inline mcp::json_schema orient_input_schema(unsigned max_days) {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("project_id", id_schema("The project"))
+      .property("window_days", window_schema(max_days))
+      .property("max_packages", json_schema::integer().minimum(1).maximum(10'000).default_json("50").description(
+                                    "The most recent packages to include at most (default 50)"))
+      .property("max_bytes",
+                json_schema::integer()
+                    .minimum(1)
+                    .maximum(max_budget_bytes)
+                    .description("Budget: the bundle's compact JSON size; the least significant items are left out"))
+      .property("max_tokens", json_schema::integer()
+                                  .minimum(1)
+                                  .maximum(max_budget_bytes / 4)
+                                  .description("Budget in estimated tokens (bytes / 4), like max_bytes"));
+}
+
+inline mcp::json_schema orient_output_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .allow_other_properties()
+      .required_property("project", open_object("The project"))
+      .required_property("recent_packages", json_schema::array(open_object("A package")))
+      .required_property("active_facts", json_schema::array(open_object("A current fact")))
+      .required_property("open_questions", json_schema::array(json_schema::string()))
+      .required_property("window_days", json_schema::integer())
+      .required_property("generated_at", json_schema::string())
+      .description("The OrientationBundle (seed 001 section 8.3); x-agentctx-budget reports what a budget left out");
+}
+
+inline mcp::json_schema orchestrate_input_schema(std::size_t max_limit, unsigned max_days) {
+  using mcp::json_schema;
+  return json_schema::object()
+      .property("project_id", id_schema("The project; absent: a global digest over every active project"))
+      .property("focus", json_schema::string().description("A topic: the snippets are the packages most related to it"))
+      .property("snippets", json_schema::integer()
+                                .minimum(0)
+                                .maximum(static_cast<double>(max_limit))
+                                .default_json("25")
+                                .description("How many similarity snippets at most (default 25; needs a focus)"))
+      .property("window_days", window_schema(max_days));
+}
+
+inline mcp::json_schema orchestrate_output_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .allow_other_properties()
+      .required_property("scope", json_schema::string().allowed_values({"project", "global"}))
+      .required_property("window_days", json_schema::integer())
+      .required_property("generated_at", json_schema::string())
+      .required_property("summary", open_object("Counts, decisions, handoffs, packages awaiting review"))
+      .required_property("active_facts", json_schema::array(open_object("A current fact")))
+      .required_property("open_questions", json_schema::array(json_schema::string()))
+      .required_property("snippets", json_schema::array(open_object("A package related to the focus")))
+      .description("The DigestBundle (seed 001 section 8.4)");
+}
+
+inline mcp::json_schema flag_input_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("package_id", id_schema("The package to review"))
+      .required_property("review_type",
+                         json_schema::string().allowed_values({"human", "agent"}).description("Who should review it"))
+      .property("note", json_schema::string().description("What to review"))
+      .property("project_id", id_schema("The package's project (needed when the id exists in several projects)"));
+}
+
+inline mcp::json_schema review_input_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("package_id", id_schema("The package"))
+      .required_property("status", json_schema::string()
+                                       .allowed_values({"complete", "revision_requested", "awaiting_review"})
+                                       .description("The new status: a reviewer's complete or revision_requested, "
+                                                    "or awaiting_review to resubmit after a revision"))
+      .property("note", json_schema::string().description("The reviewer's note"))
+      .property("project_id", id_schema("The package's project (needed when the id exists in several projects)"));
+}
+
+inline mcp::json_schema assert_input_schema() {
+  using mcp::json_schema;
+  json_schema actor_schema =
+      json_schema::object()
+          .required_property("id", id_schema("Actor identifier"))
+          .required_property("type", json_schema::string().allowed_values({"human", "agent", "script"}))
+          .property("session_id", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null}))
+          .description("Who asserts it (default: the source package's created_by)");
+  return json_schema::object()
+      .required_property("project_id", id_schema("The project"))
+      .required_property("subject", id_schema("What the fact is about, e.g. longmemeval_s"))
+      .required_property("predicate", id_schema("The property, e.g. recall_any_at_5"))
+      .required_property("value", json_schema::string().description("The value, as a string (numbers too: \"97.0\")"))
+      .property("valid_from", json_schema::string().description("When it became true (RFC 3339 UTC; default now)"))
+      .property("source_package_id", id_schema("The package this fact comes from"))
+      .property("confidence",
+                json_schema::number().minimum(0).maximum(1).default_json("1").description("From 0 to 1 (default 1)"))
+      .property("asserted_by", std::move(actor_schema))
+      .property("tags", json_schema::array(json_schema::string()).description("Free-form labels"));
+}
+
+inline mcp::json_schema assert_output_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("changed", json_schema::boolean().description(
+                                        "false: the same value was already current; nothing was written"))
+      .required_property("superseded", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null})
+                                           .description("The fact_id whose valid_to this assertion set"))
+      .required_property("fact", open_object("The current fact (seed 001 section 7)"));
+}
+
+inline mcp::json_schema invalidate_input_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("project_id", id_schema("The project"))
+      .required_property("subject", id_schema("The fact's subject"))
+      .required_property("predicate", id_schema("The fact's predicate"))
+      .property("value", json_schema::string().description("Only invalidate the current fact if it has this value"));
+}
+
+inline mcp::json_schema invalidate_output_schema() {
+  return mcp::json_schema::object().required_property(
+      "invalidated", mcp::json_schema::integer().description("How many current facts were ended (0 or 1)"));
+}
+
+inline mcp::json_schema query_facts_input_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("project_id", id_schema("The project"))
+      .property("subject", id_schema("Only facts about this subject"))
+      .property("predicate", id_schema("Only facts of this predicate"))
+      .property("at", json_schema::string().description(
+                          "A time (RFC 3339 UTC): the facts that held then. Without it: the history of the facts "
+                          "matching subject/predicate when either is given, else the current facts"));
+}
+
+inline mcp::json_schema query_facts_output_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("project_id", json_schema::string())
+      .required_property("query", json_schema::string().allowed_values({"current", "history", "at"}))
+      .property("at", json_schema::string())
+      .property("subject", json_schema::string())
+      .property("predicate", json_schema::string())
+      .required_property("facts", json_schema::array(open_object("A fact; valid_to is set once it has ended")));
+}
+
+inline mcp::json_schema project_input_schema() {
+  return mcp::json_schema::object().required_property("project_id", id_schema("The project"));
+}
+
+inline mcp::json_schema awaiting_output_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("project_id", json_schema::string())
+      .required_property("packages", json_schema::array(stored_package_schema()).description("Oldest first"));
+}
+
+inline mcp::json_schema conformance_output_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .allow_other_properties()
+      .required_property("protocol_version", json_schema::string())
+      .required_property("conformance_level", json_schema::string())
+      .required_property("capabilities", open_object("hybrid_search, semantic_search, realtime, blob_storage"))
+      .required_property("implementation", open_object("name and version"));
+}
+
+// --- the tools -------------------------------------------------------------------------
+
+inline mcp::tool_result deposit_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  // The store parses the text itself, with its checks (duplicate names, lone
+  // surrogates), and hashes what it parsed.
+  const std::string text = simdjson::minify(arguments["package"].value_unsafe());
+  auto deposited = state.relay->deposit_json(text);
+  if (!deposited) return protocol_failure(deposited.error());
+  const stored_package& p = *deposited->package;
+  return object_result(
+      json::value::object_type{{"created", deposited->created}, {"hash", p.hash}, {"package", p.package.wire}});
+}
+
+inline mcp::tool_result pull_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  constexpr std::string_view tool = "relay_pull";
+  const std::string mode = *string_argument(arguments, "mode");
+  const std::optional<std::string> project_id = string_argument(arguments, "project_id");
+  const std::size_t limit = static_cast<std::size_t>(integer_argument(arguments, "limit").value_or(5));
+  json::value out = json::value::object_type{{"mode", mode}};
+  if (project_id) out.set("project_id", *project_id);
+
+  if (mode == "latest") {
+    if (!project_id) return argument_failure(tool, "mode latest needs project_id");
+    auto latest = state.relay->latest(*project_id, limit);
+    if (!latest) return protocol_failure(latest.error());
+    out.set("packages", stored_list_json(*latest));
+  } else if (mode == "specific") {
+    const std::optional<std::string> package_id = string_argument(arguments, "package_id");
+    if (!package_id) return argument_failure(tool, "mode specific needs package_id");
+    auto found = state.relay->pull_specific(*package_id, project_id.value_or(std::string()));
+    if (!found) return protocol_failure(found.error());
+    out.set("packages", json::value::array_type{stored_json(**found)});
+  } else {
+    const std::optional<std::string> query = string_argument(arguments, "query");
+    if (!query) return argument_failure(tool, "mode relevant needs query");
+    out.set("query", *query);
+    auto hits = pull_relevant(*state.relay, project_id.value_or(std::string()), *query, limit, *state.embedder);
+    if (!hits) return protocol_failure(hits.error());
+    json::value::array_type packages;
+    for (const relevant_hit& hit : *hits) {
+      json::value item = stored_json(*hit.package);
+      item.set("score", hit.score);
+      item.set("vector_score", hit.vector_score);
+      item.set("lexical_score", hit.lexical_score);
+      packages.push_back(std::move(item));
+    }
+    out.set("packages", std::move(packages));
+  }
+  return object_result(out);
+}
+
+inline mcp::tool_result orient_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  orient_options options;
+  if (const auto days = integer_argument(arguments, "window_days")) options.window_days = static_cast<unsigned>(*days);
+  if (const auto n = integer_argument(arguments, "max_packages")) options.max_packages = static_cast<std::size_t>(*n);
+  if (const auto n = integer_argument(arguments, "max_bytes")) options.max_bytes = static_cast<std::size_t>(*n);
+  if (const auto n = integer_argument(arguments, "max_tokens")) options.max_tokens = static_cast<std::size_t>(*n);
+  auto oriented = orient(*state.relay, *string_argument(arguments, "project_id"), options);
+  if (!oriented) return protocol_failure(oriented.error());
+  return object_result(oriented->bundle);
+}
+
+inline mcp::tool_result orchestrate_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  orchestrate_options options;
+  options.project_id = string_argument(arguments, "project_id").value_or(std::string());
+  options.focus = string_argument(arguments, "focus").value_or(std::string());
+  if (const auto n = integer_argument(arguments, "snippets")) options.snippets = static_cast<std::size_t>(*n);
+  if (const auto days = integer_argument(arguments, "window_days")) options.window_days = static_cast<unsigned>(*days);
+  auto digest = orchestrate(*state.relay, options, *state.embedder);
+  if (!digest) return protocol_failure(digest.error());
+  return object_result(*digest);
+}
+
+inline mcp::tool_result flag_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  auto flagged = state.relay->flag_for_review(
+      *string_argument(arguments, "package_id"), *parse_review_type(*string_argument(arguments, "review_type")),
+      string_argument(arguments, "note"), string_argument(arguments, "project_id").value_or(std::string()));
+  if (!flagged) return protocol_failure(flagged.error());
+  return object_result(stored_json(**flagged));
+}
+
+inline mcp::tool_result review_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  auto reviewed = state.relay->review(
+      *string_argument(arguments, "package_id"), *parse_package_status(*string_argument(arguments, "status")),
+      string_argument(arguments, "note"), string_argument(arguments, "project_id").value_or(std::string()));
+  if (!reviewed) return protocol_failure(reviewed.error());
+  return object_result(stored_json(**reviewed));
+}
+
+inline mcp::tool_result assert_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  fact_assertion input;
+  input.project_id = *string_argument(arguments, "project_id");
+  input.subject = *string_argument(arguments, "subject");
+  input.predicate = *string_argument(arguments, "predicate");
+  input.value = *string_argument(arguments, "value");
+  input.valid_from = string_argument(arguments, "valid_from");
+  input.source_package_id = string_argument(arguments, "source_package_id");
+  if (double confidence = 0; arguments.at_key("confidence").get_double().get(confidence) == simdjson::SUCCESS) {
+    input.confidence = confidence;
+  }
+  if (simdjson::dom::object by; arguments.at_key("asserted_by").get_object().get(by) == simdjson::SUCCESS) {
+    actor a;
+    a.id = *string_argument(by, "id");
+    a.type = *parse_actor_type(*string_argument(by, "type"));
+    a.session_id = string_argument(by, "session_id");
+    input.asserted_by = std::move(a);
+  }
+  input.tags = string_list_argument(arguments, "tags");
+  auto asserted = state.relay->assert_fact(input);
+  if (!asserted) return protocol_failure(asserted.error());
+  json::value superseded = asserted->superseded ? json::value(*asserted->superseded) : json::value();
+  return object_result(json::value::object_type{
+      {"changed", asserted->changed}, {"superseded", std::move(superseded)}, {"fact", asserted->asserted->wire}});
+}
+
+inline mcp::tool_result invalidate_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  auto count =
+      state.relay->invalidate_fact(*string_argument(arguments, "project_id"), *string_argument(arguments, "subject"),
+                                   *string_argument(arguments, "predicate"), string_argument(arguments, "value"));
+  if (!count) return protocol_failure(count.error());
+  return object_result(json::value::object_type{{"invalidated", *count}});
+}
+
+inline mcp::tool_result query_facts_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  const std::string project_id = *string_argument(arguments, "project_id");
+  const std::optional<std::string> subject = string_argument(arguments, "subject");
+  const std::optional<std::string> predicate = string_argument(arguments, "predicate");
+  const std::optional<std::string> at = string_argument(arguments, "at");
+  std::optional<std::uint64_t> at_ms;
+  if (at) {
+    auto parsed = member_reader::parse_utc_time("at", *at);
+    if (!parsed) return argument_failure("relay_query_facts", parsed.error().message);
+    at_ms = *parsed;
+  }
+  if (state.relay->find_project(project_id) == nullptr) {
+    return protocol_failure(project_not_found(project_id));
+  }
+  const auto matches = [&](const fact* f) {
+    return (!subject || f->subject == *subject) && (!predicate || f->predicate == *predicate);
+  };
+  std::vector<const fact*> facts;
+  std::string_view query = "current";
+  if (at_ms) {
+    query = "at";
+    for (const fact* f : state.relay->facts(project_id, at_ms)) {
+      if (matches(f)) facts.push_back(f);
+    }
+  } else if (subject && predicate) {
+    query = "history";
+    facts = state.relay->history(project_id, *subject, *predicate);
+  } else if (subject || predicate) {
+    query = "history";
+    for (const fact* f : state.relay->all_facts(project_id)) {
+      if (matches(f)) facts.push_back(f);
+    }
+  } else {
+    facts = state.relay->facts(project_id);
+  }
+  json::value out = json::value::object_type{{"project_id", project_id}, {"query", query}};
+  if (at) out.set("at", *at);
+  if (subject) out.set("subject", *subject);
+  if (predicate) out.set("predicate", *predicate);
+  out.set("facts", fact_list_json(facts));
+  return object_result(out);
+}
+
+inline mcp::tool_result awaiting_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  const std::string project_id = *string_argument(arguments, "project_id");
+  auto awaiting = state.relay->awaiting_review(project_id);
+  if (!awaiting) return protocol_failure(awaiting.error());
+  return object_result(json::value::object_type{{"project_id", project_id}, {"packages", stored_list_json(*awaiting)}});
+}
+
+inline mcp::tool_result conformance_tool(mcp_tool_state&, simdjson::dom::object) {
+  return object_result(conformance_descriptor());
+}
+
+}  // namespace detail
+
+/// Adds the relay_* tools above to `registry`. `relay` (a writer) and
+/// `embedder` must outlive the registry. Errors: invalid_argument when a
+/// tool name is taken, or options.max_limit or max_window_days is 0.
+inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, agdb::embedder& embedder,
+                                  mcp_tool_options options = {}) {
+  if (options.max_limit == 0 || options.max_window_days == 0) {
+    return fail(errc::invalid_argument, "max_limit and max_window_days must be at least 1");
+  }
+  auto state = std::make_shared<detail::mcp_tool_state>();
+  state->relay = &relay;
+  state->embedder = &embedder;
+  state->options = options;
+
+  using handler_function = mcp::tool_result (*)(detail::mcp_tool_state&, simdjson::dom::object);
+  struct tool_spec {
+    std::string_view name;
+    std::string_view title;
+    std::string_view description;
+    mcp::json_schema input;
+    mcp::json_schema output;
+    handler_function run;
+  };
+  const std::size_t max_limit = state->options.max_limit;
+  const unsigned max_days = state->options.max_window_days;
+  const tool_spec specs[] = {
+      {"relay_deposit", "Deposit a context package",
+       "Deposits an immutable Context Package: a record of work done (title, description, decisions_made, "
+       "open_questions, handoff_note, deliverables). Returns it with its content hash. Depositing the "
+       "identical package again returns it unchanged (created false); the same package_id with other "
+       "content is error 409 duplicate_package_id.",
+       detail::deposit_input_schema(), detail::deposit_output_schema(), detail::deposit_tool},
+      {"relay_pull", "Pull context packages",
+       "Reads packages: mode latest (the newest of project_id, newest first), specific (package_id; 404 "
+       "package_not_found when missing) or relevant (hybrid semantic and keyword search for query, best "
+       "first, with scores).",
+       detail::pull_input_schema(max_limit), detail::pull_output_schema(), detail::pull_tool},
+      {"relay_orient", "Orient in a project",
+       "Returns the orientation bundle to read at the start of a session: the project, its recent "
+       "packages, active facts and open questions. Optional budget (max_bytes or max_tokens) leaves out "
+       "the least significant items and says which.",
+       detail::orient_input_schema(max_days), detail::orient_output_schema(), detail::orient_tool},
+      {"relay_orchestrate", "Digest recent work",
+       "Returns a digest across packages of one project (or of every active project): counts by type and "
+       "status, decisions, handoffs, packages awaiting review, the most significant packages, active "
+       "facts, open questions, and snippets of the packages most related to focus.",
+       detail::orchestrate_input_schema(max_limit, max_days), detail::orchestrate_output_schema(),
+       detail::orchestrate_tool},
+      {"relay_flag_for_review", "Flag a package for review",
+       "Sets a package's status to awaiting_review with a human or agent review_type, so that nobody "
+       "proceeds on it before the review. A complete package cannot be flagged (400 "
+       "invalid_transition).",
+       detail::flag_input_schema(), detail::stored_package_output_schema(), detail::flag_tool},
+      {"relay_review", "Review a package",
+       "Records a review decision: awaiting_review -> complete or revision_requested; revision_requested "
+       "-> awaiting_review (resubmitted) or complete. complete is final (400 invalid_transition).",
+       detail::review_input_schema(), detail::stored_package_output_schema(), detail::review_tool},
+      {"relay_assert_fact", "Assert a fact",
+       "Records that (subject, predicate) now has value in a project: the current fact of that key, if "
+       "any, ends (valid_to) where the new one begins, atomically. The same value again changes nothing.",
+       detail::assert_input_schema(), detail::assert_output_schema(), detail::assert_tool},
+      {"relay_invalidate_fact", "Invalidate a fact",
+       "Ends the current fact of (subject, predicate) without a replacement (only if its value is value, "
+       "when given). Returns how many facts were invalidated.",
+       detail::invalidate_input_schema(), detail::invalidate_output_schema(), detail::invalidate_tool},
+      {"relay_query_facts", "Query facts",
+       "Reads a project's facts: the current ones; with at, the ones that held at that time; with subject "
+       "and/or predicate (and no at), their whole history, ended facts included, oldest first.",
+       detail::query_facts_input_schema(), detail::query_facts_output_schema(), detail::query_facts_tool},
+      {"relay_awaiting_review", "List packages awaiting review",
+       "Lists the packages of a project whose status is awaiting_review, oldest first.", detail::project_input_schema(),
+       detail::awaiting_output_schema(), detail::awaiting_tool},
+      {"relay_conformance", "Conformance descriptor",
+       "Returns this implementation's Agentic Protocol conformance descriptor: protocol_version, "
+       "conformance_level and capabilities.",
+       mcp::json_schema::object(), detail::conformance_output_schema(), detail::conformance_tool},
+  };
+  for (const tool_spec& spec : specs) {
+    AGENTCTX_TRY(registry.add(
+        {.name = std::string(spec.name),
+         .title = std::string(spec.title),
+         .description = std::string(spec.description),
+         .input_schema = spec.input,
+         .output_schema = spec.output,
+         .aliases = {},
+         .handler = [state, run = spec.run](simdjson::dom::object arguments) { return run(*state, arguments); }}));
+  }
+  return {};
+}
+
+}  // namespace agentctx::relay

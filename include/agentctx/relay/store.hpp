@@ -1,0 +1,1101 @@
+// agentctx/relay/store.hpp: an on-disk Agentic Protocol store (seed 001
+// sections 8, 10 and 11, conformance level L3), embedded in the caller's
+// process.
+//
+//   io::posix_file_system fs;
+//   auto store = relay::store::open(fs, ".relay");          // created if missing
+//   auto deposited = store->deposit_json(R"({"project_id":"demo", ...})");
+//   (*deposited).package->hash;                              // "sha256:..."
+//   auto recent = store->latest("demo", 5);
+//
+// Layout (docs/format/relay-store.md): a directory holding relay.log, an
+// append-only log of CRC-framed JSON records (log_format.hpp), and
+// store.lock. Every operation that changes state appends exactly one record
+// and syncs it before it returns, so each is atomic: a deposit with the
+// project it creates, an assert_fact with the supersession it implies, a
+// status change with the package's new hash. The state in memory is the log
+// replayed; opening replays it.
+//
+// Concurrency: one writer per store across processes (io/writer_lock.hpp:
+// errc::locked "store is locked by pid N", or wait with wait_for_lock); any
+// number of readers (read_only) in other processes, which take no lock, see
+// the log up to its last complete record and catch up with refresh(). One
+// store object must not be used from two threads at once.
+//
+// Crashes: at open, a writer cuts an incomplete last record (a crash during
+// an append: that operation was never acknowledged). A record that fails its
+// checksum with records after it, or that does not apply to the state before
+// it, is damage: open fails with errc::corrupt naming the offset, and nothing
+// is cut. A failed append or sync poisons the writer: every later write fails
+// until the store is reopened (the log's tail is then re-examined).
+//
+// Hashes: each package's content hash (hash.hpp) is stored in its record and
+// recomputed when the log is replayed; a package whose bytes no longer match
+// is quarantined: listed by quarantined() and verify(), never returned by
+// pull, orient or search.
+//
+// Errors map to the protocol's codes (errors.hpp): invalid_argument = 400
+// invalid_schema, invalid_transition = 400 invalid_transition, already_exists
+// = 409 duplicate_package_id, archived = 403 project_archived, not_found =
+// 404 package_not_found (or project_not_found).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "agentctx/core/result.hpp"
+#include "agentctx/core/time.hpp"
+#include "agentctx/io/file_system.hpp"
+#include "agentctx/io/writer_lock.hpp"
+#include "agentctx/json/canonical.hpp"
+#include "agentctx/json/value.hpp"
+#include "agentctx/relay/errors.hpp"
+#include "agentctx/relay/hash.hpp"
+#include "agentctx/relay/log_format.hpp"
+#include "agentctx/relay/model.hpp"
+
+namespace agentctx::relay {
+
+inline constexpr std::string_view log_file_name = "relay.log";
+inline constexpr std::string_view lock_file_name = "store.lock";
+
+struct store_options {
+  /// Open as a reader: no lock, no writes, nothing created or repaired.
+  bool read_only = false;
+  /// A writer waits for the lock instead of failing with errc::locked.
+  bool wait_for_lock = false;
+  /// A writer creates the directory and an empty log when there is none.
+  bool create_if_missing = true;
+  /// Wall clock in Unix ms (created_at, valid_from, status changes); default: now.
+  std::function<std::uint64_t()> clock;
+  /// Random source for generated ids and callsigns; default: random_device.
+  std::function<std::uint64_t()> random;
+};
+
+/// One status change of a package (flag_for_review or review).
+struct status_change {
+  package_status status = package_status::complete;
+  review_type review = review_type::none;
+  std::string at;
+  std::optional<std::string> note;
+  std::string hash;  ///< content hash of the package in its new state
+};
+
+/// A package as the store holds it.
+struct stored_package {
+  relay::package package;        ///< its current state (status and review_type as last changed)
+  std::string hash;              ///< content hash of the current state
+  std::string deposited_hash;    ///< content hash as deposited
+  package_status deposited_status = package_status::complete;
+  review_type deposited_review = review_type::none;
+  std::vector<status_change> changes;  ///< in order
+  std::uint64_t sequence = 0;          ///< deposit order in the store, from 0
+  bool quarantined = false;            ///< its stored hash does not match its bytes
+
+  /// The package object as deposited (its status and review_type put back).
+  json::value deposited_wire() const {
+    json::value wire = package.wire;
+    wire.set("status", std::string(to_string(deposited_status)));
+    wire.set("review_type", std::string(to_string(deposited_review)));
+    return wire;
+  }
+};
+
+struct deposit_outcome {
+  const stored_package* package = nullptr;  ///< valid until the next write or refresh
+  bool created = false;                     ///< false: the identical package was already there
+};
+
+/// The inputs of assert_fact (section 8.6).
+struct fact_assertion {
+  std::string project_id;
+  std::string subject;
+  std::string predicate;
+  std::string value;
+  std::optional<std::string> source_package_id;
+  std::optional<double> confidence;
+  std::optional<actor> asserted_by;  ///< default: the source package's created_by
+  std::vector<std::string> tags;
+  std::optional<std::string> valid_from;  ///< RFC 3339 UTC; default: now
+};
+
+struct assert_outcome {
+  const fact* asserted = nullptr;          ///< the current fact (new, or the unchanged one)
+  bool changed = false;                    ///< false: the identical value was already current
+  std::optional<std::string> superseded;   ///< fact_id whose valid_to was set
+};
+
+/// What verify() found.
+struct verify_report {
+  std::size_t packages = 0;
+  std::size_t status_changes = 0;
+  std::size_t facts = 0;
+  std::vector<std::string> quarantined;  ///< "project_id/package_id: why"
+  bool ok() const noexcept { return quarantined.empty(); }
+};
+
+namespace detail {
+
+inline std::uint64_t default_random() {
+  static std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+inline json::value actor_wire(const actor& a) {
+  json::value out = json::value::object_type{};
+  out.set("id", a.id);
+  out.set("type", std::string(to_string(a.type)));
+  if (a.session_id) out.set("session_id", *a.session_id);
+  return out;
+}
+
+inline const std::string* string_member(const json::value& object, std::string_view name) {
+  const json::value* v = object.find(name);
+  return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
+}
+
+}  // namespace detail
+
+class store {
+ public:
+  store(store&&) noexcept = default;
+  store& operator=(store&&) noexcept = default;
+  store(const store&) = delete;
+  store& operator=(const store&) = delete;
+
+  /// Opens (a writer creates, unless create_if_missing is false) the store
+  /// in `dir`. Errors: not_found (no store, reader or !create_if_missing),
+  /// locked, bad_magic / unsupported_version / corrupt (with the offset),
+  /// I/O errors.
+  static result<store> open(io::file_system& fs, std::string dir, store_options options = {}) {
+    store s(fs, std::move(dir), std::move(options));
+    AGENTCTX_TRY(s.open_log());
+    return s;
+  }
+
+  const std::string& directory() const noexcept { return dir_; }
+  bool read_only() const noexcept { return options_.read_only; }
+
+  /// Reads records appended by another process since the last look
+  /// (readers); a no-op for the writer.
+  result<void> refresh() {
+    if (!options_.read_only) return {};
+    return load_from(loaded_end_);
+  }
+
+  // --- projects --------------------------------------------------------------------
+
+  /// Creates a project. Errors: already_exists when it exists.
+  result<const project*> create_project(std::string project_id, std::optional<std::string> name = {},
+                                        std::optional<std::string> description = {}) {
+    if (projects_.count(project_id) != 0) {
+      return fail(errc::already_exists, "project " + detail::quote_text(project_id) + " already exists");
+    }
+    json::value wire = new_project_wire(project_id);
+    if (name) wire.set("name", *name);
+    if (description) wire.set("description", *description);
+    json::value record = json::value::object_type{{"type", "project"}, {"project", std::move(wire)}};
+    AGENTCTX_TRY(commit(record));
+    return &projects_.at(project_id).info;
+  }
+
+  /// Archives (soft delete, section 5.2) or restores a project.
+  result<const project*> set_archived(const std::string& project_id, bool archived) {
+    auto* state = find_project_state(project_id);
+    if (state == nullptr) return no_project(project_id);
+    if (state->info.archived() == archived) return &state->info;
+    json::value wire = state->info.wire;
+    if (archived) {
+      wire.set("archived_at", now_text());
+    } else {
+      wire.erase("archived_at");
+    }
+    json::value record = json::value::object_type{{"type", "project"}, {"project", std::move(wire)}};
+    AGENTCTX_TRY(commit(record));
+    return &projects_.at(project_id).info;
+  }
+
+  const project* find_project(const std::string& project_id) const {
+    auto it = projects_.find(project_id);
+    return it == projects_.end() ? nullptr : &it->second.info;
+  }
+
+  /// Every project, by id.
+  std::vector<const project*> projects() const {
+    std::vector<const project*> out;
+    for (const auto& [id, state] : projects_) out.push_back(&state.info);
+    return out;
+  }
+
+  // --- deposit and pull --------------------------------------------------------------
+
+  /// Deposits a package (section 8.1): validates it, generates package_id
+  /// when absent, hashes it, appends it. The identical package again returns
+  /// the stored one (created = false). Errors: invalid_argument (schema),
+  /// already_exists (same id, other content: 409), archived (403).
+  result<deposit_outcome> deposit(json::value wire) {
+    AGENTCTX_TRY(check_writable());
+    if (!wire.is_object()) return detail::schema_error("the package", "must be a JSON object");
+    if (wire.find("package_id") == nullptr || wire.find("package_id")->is_null()) {
+      wire.set("package_id", generate_id("pkg_", random_));
+    }
+    auto checked = read_package(wire);
+    if (!checked) return unexpected(std::move(checked).error());
+    auto hash = content_hash(wire, canonicalizer_);
+    if (!hash) return unexpected(std::move(hash).error());
+    if (const stored_package* existing = find_in_project(checked->project_id, checked->package_id)) {
+      if (existing->deposited_hash == *hash) return deposit_outcome{existing, false};
+      return fail(errc::already_exists, "package " + detail::quote_text(checked->package_id) +
+                                            " already exists in project " + detail::quote_text(checked->project_id) +
+                                            " with other content (duplicate_package_id)");
+    }
+    json::value record = json::value::object_type{{"type", "package"}, {"hash", *hash}, {"package", std::move(wire)}};
+    AGENTCTX_TRY(add_project_if_new(record, checked->project_id));
+    AGENTCTX_TRY(commit(record));
+    return deposit_outcome{&packages_.back(), true};
+  }
+
+  /// deposit() of JSON text (one object).
+  result<deposit_outcome> deposit_json(std::string_view text) {
+    auto wire = canonicalizer_.parse(text);
+    if (!wire) return detail::schema_error("the package", "is not valid JSON: " + wire.error().message);
+    return deposit(std::move(*wire));
+  }
+
+  /// The package `package_id`; with an empty project_id, in whichever
+  /// project holds it. Errors: not_found (404 package_not_found);
+  /// invalid_argument when the id exists in several projects and none is named.
+  result<const stored_package*> find_package(const std::string& package_id, const std::string& project_id = {}) const {
+    if (!project_id.empty()) {
+      if (const stored_package* p = find_in_project(project_id, package_id)) return p;
+      return fail(errc::not_found, "package " + detail::quote_text(package_id) + " does not exist in project " +
+                                       detail::quote_text(project_id));
+    }
+    auto it = by_package_id_.find(package_id);
+    if (it == by_package_id_.end()) return fail(errc::not_found, "package " + detail::quote_text(package_id) + " does not exist");
+    if (it->second.size() > 1) {
+      return fail(errc::invalid_argument, "package id " + detail::quote_text(package_id) + " exists in " +
+                                              std::to_string(it->second.size()) + " projects: name the project");
+    }
+    return &packages_[it->second.front()];
+  }
+
+  /// pull mode=specific (section 8.2): find_package(), but a quarantined
+  /// package is refused (errc::corrupt naming why) instead of returned.
+  result<const stored_package*> pull_specific(const std::string& package_id, const std::string& project_id = {}) const {
+    auto found = find_package(package_id, project_id);
+    if (!found) return found;
+    if ((*found)->quarantined) {
+      return fail(errc::corrupt, "package " + detail::quote_text(package_id) + " is quarantined: " +
+                                     quarantine_reason(**found));
+    }
+    return found;
+  }
+
+  /// The `limit` most recent packages of a project by created_at (newest
+  /// first; ties: the later deposit first), quarantined ones left out.
+  /// Errors: not_found for an unknown project.
+  result<std::vector<const stored_package*>> latest(const std::string& project_id, std::size_t limit = 5) const {
+    const auto* state = find_project_state(project_id);
+    if (state == nullptr) return no_project(project_id);
+    std::vector<const stored_package*> all;
+    for (std::size_t index : state->packages) {
+      if (!packages_[index].quarantined) all.push_back(&packages_[index]);
+    }
+    const std::size_t n = std::min(limit, all.size());
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end(), newer_first);
+    all.resize(n);
+    return all;
+  }
+
+  /// Every package of a project in deposit order (quarantined ones included).
+  result<std::vector<const stored_package*>> packages_of(const std::string& project_id) const {
+    const auto* state = find_project_state(project_id);
+    if (state == nullptr) return no_project(project_id);
+    std::vector<const stored_package*> out;
+    for (std::size_t index : state->packages) out.push_back(&packages_[index]);
+    return out;
+  }
+
+  /// Packages whose hash did not match their bytes when the log was read.
+  std::vector<const stored_package*> quarantined() const {
+    std::vector<const stored_package*> out;
+    for (const stored_package& p : packages_) {
+      if (p.quarantined) out.push_back(&p);
+    }
+    return out;
+  }
+
+  // --- review (L3) -------------------------------------------------------------------
+
+  /// flag_for_review (section 8.5): status awaiting_review with `type`.
+  /// Errors: not_found; invalid_transition from complete (and from
+  /// awaiting_review, which is already flagged).
+  result<const stored_package*> flag_for_review(const std::string& package_id, review_type type,
+                                                std::optional<std::string> note = {},
+                                                const std::string& project_id = {}) {
+    return change_status(package_id, project_id, package_status::awaiting_review, type, std::move(note));
+  }
+
+  /// A reviewer's decision or an author's resubmission: moves the package to
+  /// `to` along the allowed transitions (is_allowed_transition). Errors:
+  /// not_found; invalid_transition.
+  result<const stored_package*> review(const std::string& package_id, package_status to,
+                                       std::optional<std::string> note = {}, const std::string& project_id = {}) {
+    return change_status(package_id, project_id, to, std::nullopt, std::move(note));
+  }
+
+  /// Packages of a project in awaiting_review, oldest first.
+  result<std::vector<const stored_package*>> awaiting_review(const std::string& project_id) const {
+    const auto* state = find_project_state(project_id);
+    if (state == nullptr) return no_project(project_id);
+    std::vector<const stored_package*> out;
+    for (std::size_t index : state->packages) {
+      const stored_package& p = packages_[index];
+      if (!p.quarantined && p.package.status == package_status::awaiting_review) out.push_back(&p);
+    }
+    return out;
+  }
+
+  // --- facts (L2) ----------------------------------------------------------------------
+
+  /// assert_fact (section 8.6, 7.3): supersedes the current fact of (project,
+  /// subject, predicate) in the same record. The identical value again is a
+  /// no-op (changed = false). Errors: invalid_argument (a field, or a
+  /// valid_from earlier than the current fact's), archived.
+  result<assert_outcome> assert_fact(const fact_assertion& input) {
+    AGENTCTX_TRY(check_writable());
+    const std::string now = now_text();
+    json::value wire = json::value::object_type{};
+    wire.set("fact_id", generate_id("fact_", random_));
+    wire.set("project_id", input.project_id);
+    wire.set("subject", input.subject);
+    wire.set("predicate", input.predicate);
+    wire.set("value", input.value);
+    wire.set("valid_from", input.valid_from.value_or(now));
+    wire.set("created_at", now);
+    if (input.source_package_id) wire.set("source_package_id", *input.source_package_id);
+    if (input.confidence) wire.set("confidence", *input.confidence);
+    std::optional<actor> by = input.asserted_by;
+    if (!by && input.source_package_id) {
+      if (auto source = find_package(*input.source_package_id, input.project_id)) by = (*source)->package.created_by;
+    }
+    if (by) wire.set("asserted_by", detail::actor_wire(*by));
+    if (!input.tags.empty()) {
+      json::value::array_type tags(input.tags.begin(), input.tags.end());
+      wire.set("tags", std::move(tags));
+    }
+    auto checked = read_fact(wire);
+    if (!checked) return unexpected(std::move(checked).error());
+
+    std::optional<std::string> supersedes;
+    if (const fact* current = current_fact(input.project_id, input.subject, input.predicate)) {
+      if (current->value == input.value) return assert_outcome{current, false, std::nullopt};
+      if (checked->valid_from_ms < current->valid_from_ms) {
+        return fail(errc::invalid_argument, "valid_from " + detail::quote_text(checked->valid_from) +
+                                                " is earlier than the current fact's valid_from " +
+                                                detail::quote_text(current->valid_from));
+      }
+      supersedes = current->fact_id;
+    }
+    json::value record = json::value::object_type{{"type", "fact"}, {"fact", std::move(wire)}};
+    if (supersedes) record.set("supersedes", *supersedes);
+    AGENTCTX_TRY(add_project_if_new(record, input.project_id));
+    AGENTCTX_TRY(commit(record));
+    return assert_outcome{&facts_.back(), true, supersedes};
+  }
+
+  /// invalidate_fact (section 8.7): ends the current fact of the key (only
+  /// when its value is `value`, if given) without a replacement. Returns the
+  /// count invalidated (0 or 1 in v0.1). Errors: archived.
+  result<std::size_t> invalidate_fact(const std::string& project_id, const std::string& subject,
+                                      const std::string& predicate, std::optional<std::string> value = {}) {
+    AGENTCTX_TRY(check_writable());
+    if (const auto* state = find_project_state(project_id); state != nullptr && state->info.archived()) {
+      return fail(errc::archived, "project " + detail::quote_text(project_id) + " is archived (project_archived)");
+    }
+    const fact* current = current_fact(project_id, subject, predicate);
+    if (current == nullptr || (value && current->value != *value)) return std::size_t{0};
+    json::value record = json::value::object_type{{"type", "invalidate"},
+                                                  {"project_id", project_id},
+                                                  {"fact_ids", json::value::array_type{current->fact_id}},
+                                                  {"valid_to", now_text()}};
+    AGENTCTX_TRY(commit(record));
+    return std::size_t{1};
+  }
+
+  /// The current fact of a key, or null.
+  const fact* current_fact(const std::string& project_id, const std::string& subject,
+                           const std::string& predicate) const {
+    const auto* history = fact_history(project_id, subject, predicate);
+    if (history == nullptr || history->empty()) return nullptr;
+    const fact& last = facts_[history->back()];
+    return last.is_current() ? &last : nullptr;
+  }
+
+  /// The fact of a key that held at `t_ms` (valid_from <= t < valid_to), or null.
+  const fact* fact_at(const std::string& project_id, const std::string& subject, const std::string& predicate,
+                      std::uint64_t t_ms) const {
+    const auto* history = fact_history(project_id, subject, predicate);
+    if (history == nullptr) return nullptr;
+    for (auto it = history->rbegin(); it != history->rend(); ++it) {
+      if (facts_[*it].holds_at(t_ms)) return &facts_[*it];
+    }
+    return nullptr;
+  }
+
+  /// Every fact of a key, oldest first.
+  std::vector<const fact*> history(const std::string& project_id, const std::string& subject,
+                                   const std::string& predicate) const {
+    std::vector<const fact*> out;
+    if (const auto* h = fact_history(project_id, subject, predicate)) {
+      for (std::size_t index : *h) out.push_back(&facts_[index]);
+    }
+    return out;
+  }
+
+  /// The current facts of a project (by subject, then predicate); at `t_ms`
+  /// when given, the facts that held then.
+  std::vector<const fact*> facts(const std::string& project_id, std::optional<std::uint64_t> t_ms = {}) const {
+    std::vector<const fact*> out;
+    const auto* state = find_project_state(project_id);
+    if (state == nullptr) return out;
+    for (const auto& [key, indexes] : state->facts) {
+      const fact* f = t_ms ? fact_at(project_id, key.first, key.second, *t_ms)
+                           : current_fact(project_id, key.first, key.second);
+      if (f != nullptr) out.push_back(f);
+    }
+    return out;
+  }
+
+  /// Every fact of a project, current and ended, in the order recorded.
+  std::vector<const fact*> all_facts(const std::string& project_id) const {
+    std::vector<const fact*> out;
+    for (const fact& f : facts_) {
+      if (f.project_id == project_id) out.push_back(&f);
+    }
+    return out;
+  }
+
+  const fact* find_fact(const std::string& fact_id) const {
+    auto it = fact_by_id_.find(fact_id);
+    return it == fact_by_id_.end() ? nullptr : &facts_[it->second];
+  }
+
+  // --- sessions ------------------------------------------------------------------------
+
+  /// Starts a session (section 5.5) with a generated id and callsign.
+  result<const session*> start_session(const std::string& project_id, const std::string& actor_id, actor_type type) {
+    AGENTCTX_TRY(check_writable());
+    json::value wire = json::value::object_type{};
+    wire.set("session_id", generate_id("sess_", random_));
+    wire.set("project_id", project_id);
+    wire.set("actor_id", actor_id);
+    wire.set("actor_type", std::string(to_string(type)));
+    wire.set("callsign", generate_callsign(random_()));
+    wire.set("started_at", now_text());
+    auto checked = read_session(wire);
+    if (!checked) return unexpected(std::move(checked).error());
+    const std::string id = checked->session_id;
+    json::value record = json::value::object_type{{"type", "session"}, {"session", std::move(wire)}};
+    AGENTCTX_TRY(add_project_if_new(record, project_id));
+    AGENTCTX_TRY(commit(record));
+    return &sessions_.at(id);
+  }
+
+  /// Ends a session (sets ended_at). Errors: not_found; invalid_argument when already ended.
+  result<const session*> end_session(const std::string& session_id) {
+    AGENTCTX_TRY(check_writable());
+    auto it = sessions_.find(session_id);
+    if (it == sessions_.end()) return fail(errc::not_found, "session " + detail::quote_text(session_id) + " does not exist");
+    if (it->second.ended_at) return fail(errc::invalid_argument, "session " + detail::quote_text(session_id) + " has already ended");
+    json::value wire = it->second.wire;
+    wire.set("ended_at", now_text());
+    json::value record = json::value::object_type{{"type", "session"}, {"session", std::move(wire)}};
+    AGENTCTX_TRY(commit(record));
+    return &sessions_.at(session_id);
+  }
+
+  const session* find_session(const std::string& session_id) const {
+    auto it = sessions_.find(session_id);
+    return it == sessions_.end() ? nullptr : &it->second;
+  }
+
+  /// Sessions of a project (every project when empty), by id.
+  std::vector<const session*> sessions(const std::string& project_id = {}) const {
+    std::vector<const session*> out;
+    for (const auto& [id, s] : sessions_) {
+      if (project_id.empty() || s.project_id == project_id) out.push_back(&s);
+    }
+    return out;
+  }
+
+  /// The session's wire object with packages_deposited filled in from the
+  /// packages deposited under it.
+  json::value session_wire(const session& s) const {
+    json::value wire = s.wire;
+    json::value::array_type ids;
+    auto it = session_packages_.find(s.session_id);
+    if (it != session_packages_.end()) {
+      for (std::size_t index : it->second) ids.emplace_back(packages_[index].package.package_id);
+    }
+    wire.set("packages_deposited", std::move(ids));
+    return wire;
+  }
+
+  // --- verification ----------------------------------------------------------------------
+
+  /// Re-reads the log from disk and recomputes every package hash (as
+  /// deposited and after each status change). Errors: I/O errors and damage
+  /// that makes the log unreadable.
+  result<verify_report> verify() {
+    auto fresh = store::open(*fs_, dir_, reader_options());
+    if (!fresh) return unexpected(std::move(fresh).error());
+    verify_report report;
+    report.packages = fresh->packages_.size();
+    report.facts = fresh->facts_.size();
+    for (const stored_package& p : fresh->packages_) {
+      report.status_changes += p.changes.size();
+      if (p.quarantined) report.quarantined.push_back(p.package.project_id + "/" + p.package.package_id + ": " + fresh->quarantine_reasons_.at(p.sequence));
+    }
+    return report;
+  }
+
+  /// Why a quarantined package was quarantined.
+  std::string quarantine_reason(const stored_package& p) const {
+    auto it = quarantine_reasons_.find(p.sequence);
+    return it == quarantine_reasons_.end() ? std::string() : it->second;
+  }
+
+  /// Total records applied and the log's size in bytes.
+  std::size_t record_count() const noexcept { return record_count_; }
+  std::uint64_t log_size() const noexcept { return loaded_end_; }
+
+  /// Appends a record another store exported (export.hpp uses this); the
+  /// record must be a complete record object as written to the log.
+  result<void> append_record(json::value record) {
+    AGENTCTX_TRY(check_writable());
+    return commit(record);
+  }
+
+  /// The current time as the store writes it.
+  std::string now_text() const { return format_rfc3339_utc_ms(clock_()); }
+
+ private:
+  struct project_state {
+    relay::project info;
+    std::vector<std::size_t> packages;  // indexes into packages_, deposit order
+    std::map<std::pair<std::string, std::string>, std::vector<std::size_t>> facts;  // key -> indexes, oldest first
+  };
+
+  store(io::file_system& fs, std::string dir, store_options options)
+      : fs_(&fs), dir_(std::move(dir)), options_(std::move(options)) {
+    random_ = options_.random ? options_.random : detail::default_random;
+    clock_ = options_.clock ? options_.clock : now_unix_ms;
+  }
+
+  store_options reader_options() const {
+    store_options o;
+    o.read_only = true;
+    o.clock = clock_;
+    o.random = random_;
+    return o;
+  }
+
+  static bool newer_first(const stored_package* a, const stored_package* b) {
+    if (a->package.created_at_ms != b->package.created_at_ms) return a->package.created_at_ms > b->package.created_at_ms;
+    return a->sequence > b->sequence;
+  }
+
+  static unexpected no_project(const std::string& project_id) { return unexpected(project_not_found(project_id)); }
+
+  std::string path_of(std::string_view name) const { return io::join_path(dir_, name); }
+
+  project_state* find_project_state(const std::string& project_id) {
+    auto it = projects_.find(project_id);
+    return it == projects_.end() ? nullptr : &it->second;
+  }
+  const project_state* find_project_state(const std::string& project_id) const {
+    auto it = projects_.find(project_id);
+    return it == projects_.end() ? nullptr : &it->second;
+  }
+
+  const stored_package* find_in_project(const std::string& project_id, const std::string& package_id) const {
+    auto it = by_package_id_.find(package_id);
+    if (it == by_package_id_.end()) return nullptr;
+    for (std::size_t index : it->second) {
+      if (packages_[index].package.project_id == project_id) return &packages_[index];
+    }
+    return nullptr;
+  }
+
+  const std::vector<std::size_t>* fact_history(const std::string& project_id, const std::string& subject,
+                                               const std::string& predicate) const {
+    const auto* state = find_project_state(project_id);
+    if (state == nullptr) return nullptr;
+    auto it = state->facts.find({subject, predicate});
+    return it == state->facts.end() ? nullptr : &it->second;
+  }
+
+  json::value new_project_wire(const std::string& project_id) const {
+    json::value wire = json::value::object_type{};
+    wire.set("project_id", project_id);
+    wire.set("created_at", now_text());
+    return wire;
+  }
+
+  // Writes to a project: it must not be archived; a new one is created in the
+  // same record (the record gains a "project" member).
+  result<void> add_project_if_new(json::value& record, const std::string& project_id) const {
+    if (project_id.empty()) return detail::schema_error("project_id", "must not be empty");
+    const auto* state = find_project_state(project_id);
+    if (state == nullptr) {
+      record.set("project", new_project_wire(project_id));
+      return {};
+    }
+    if (state->info.archived()) {
+      return fail(errc::archived, "project " + detail::quote_text(project_id) + " is archived (project_archived)");
+    }
+    return {};
+  }
+
+  result<void> check_writable() const {
+    if (options_.read_only) return fail(errc::unsupported, "the store is open read-only", dir_);
+    if (poisoned_) {
+      return fail(errc::io_error, "an earlier write to the log failed; reopen the store before writing again", dir_);
+    }
+    return {};
+  }
+
+  result<const stored_package*> change_status(const std::string& package_id, const std::string& project_id,
+                                              package_status to, std::optional<review_type> type,
+                                              std::optional<std::string> note) {
+    AGENTCTX_TRY(check_writable());
+    auto found = find_package(package_id, project_id);
+    if (!found) return unexpected(std::move(found).error());
+    const stored_package& p = **found;
+    if (p.quarantined) return fail(errc::corrupt, "package " + detail::quote_text(package_id) + " is quarantined");
+    if (!is_allowed_transition(p.package.status, to)) {
+      return fail(errc::invalid_transition, "package " + detail::quote_text(package_id) + " cannot go from " +
+                                                std::string(to_string(p.package.status)) + " to " +
+                                                std::string(to_string(to)) + " (invalid_transition)");
+    }
+    const project_state* state = find_project_state(p.package.project_id);
+    if (state != nullptr && state->info.archived()) {
+      return fail(errc::archived, "project " + detail::quote_text(p.package.project_id) + " is archived (project_archived)");
+    }
+    const review_type new_review = type.value_or(p.package.review);
+    json::value next = p.package.wire;
+    next.set("status", std::string(to_string(to)));
+    next.set("review_type", std::string(to_string(new_review)));
+    auto hash = content_hash(next, canonicalizer_);
+    if (!hash) return unexpected(std::move(hash).error());
+    json::value record = json::value::object_type{{"type", "status"},
+                                                  {"project_id", p.package.project_id},
+                                                  {"package_id", p.package.package_id},
+                                                  {"status", std::string(to_string(to))},
+                                                  {"review_type", std::string(to_string(new_review))},
+                                                  {"at", now_text()},
+                                                  {"hash", *hash}};
+    if (note) record.set("note", *note);
+    const std::size_t index = static_cast<std::size_t>(&p - packages_.data());
+    AGENTCTX_TRY(commit(record));
+    return &packages_[index];
+  }
+
+  // --- the log -------------------------------------------------------------------------
+
+  result<void> open_log() {
+    const std::string log_path = path_of(log_file_name);
+    auto exists = fs_->exists(log_path);
+    if (!exists && exists.error().code != errc::not_found) return unexpected(std::move(exists).error());
+    const bool present = exists && *exists;
+    if (!present && (options_.read_only || !options_.create_if_missing)) {
+      return fail(errc::not_found, "no Relay store here (relay.log is missing)", dir_);
+    }
+    if (!options_.read_only) {
+      if (!present) {
+        AGENTCTX_TRY(fs_->create_dir(dir_));
+        AGENTCTX_TRY(fs_->sync_dir(io::parent_directory(dir_)));
+      }
+      auto lock = io::acquire_writer_lock(*fs_, path_of(lock_file_name), options_.wait_for_lock);
+      if (!lock) return unexpected(std::move(lock).error());
+      lock_ = std::move(*lock);
+      auto file = fs_->open(log_path, io::create_or_open);
+      if (!file) return unexpected(std::move(file).error());
+      log_ = std::move(*file);
+      auto size = log_->size();
+      if (!size) return unexpected(std::move(size).error());
+      if (*size < log_header_size) {
+        // A new log, or one whose creation a crash interrupted before any
+        // record could be written: (re)write the header.
+        AGENTCTX_TRY(log_->truncate(0));
+        const std::string header = encode_log_header();
+        AGENTCTX_TRY(log_->append(std::as_bytes(std::span(header.data(), header.size()))));
+        AGENTCTX_TRY(log_->sync());
+        AGENTCTX_TRY(fs_->sync_dir(dir_));
+      }
+    }
+    return load_from(0);
+  }
+
+  // Reads the log from `offset` (0: from the start, header included) and
+  // applies its records.
+  result<void> load_from(std::uint64_t offset) {
+    auto mapped = fs_->map(path_of(log_file_name));
+    if (!mapped) return unexpected(std::move(mapped).error());
+    const auto bytes = mapped->bytes();
+    if (offset == 0) {
+      switch (check_log_header(bytes)) {
+        case header_check::ok: break;
+        case header_check::bad_magic: return fail(errc::bad_magic, "not a Relay store log", path_of(log_file_name), 0);
+        case header_check::unsupported_version:
+          return fail(errc::unsupported_version, "relay.log format version " + std::to_string(load_u32(bytes.data() + 8)) +
+                                                     " is not supported (this build reads 1)", path_of(log_file_name), 8);
+        case header_check::damaged:
+          if (options_.read_only && bytes.size() < log_header_size) {
+            return fail(errc::not_found, "no Relay store here (relay.log is being created)", dir_);
+          }
+          return fail(errc::corrupt, "relay.log header is damaged", path_of(log_file_name), 0);
+      }
+      offset = log_header_size;
+    }
+    log_scan scan = scan_records(bytes, offset);
+    for (const scanned_record& r : scan.records) {
+      auto record = canonicalizer_.parse(r.payload);
+      if (!record) {
+        return fail(errc::corrupt, "record is not valid JSON: " + record.error().message, path_of(log_file_name), r.offset);
+      }
+      if (auto applied = apply(*record, false); !applied) {
+        return fail(errc::corrupt, "record does not apply: " + applied.error().message, path_of(log_file_name), r.offset);
+      }
+    }
+    if (scan.tail == log_tail::damaged) {
+      return fail(errc::corrupt, "relay.log is damaged: " + scan.problem, path_of(log_file_name), scan.valid_end);
+    }
+    if (scan.tail == log_tail::torn && !options_.read_only) {
+      // An append a crash interrupted: never acknowledged, so cut it.
+      AGENTCTX_TRY(log_->truncate(scan.valid_end));
+      AGENTCTX_TRY(log_->sync());
+    }
+    loaded_end_ = scan.valid_end;
+    return {};
+  }
+
+  // Appends one record, syncs it, then applies it. The record is checked
+  // against the state first (a dry run of apply), so the log never holds a
+  // record that does not apply.
+  result<void> commit(const json::value& record) {
+    AGENTCTX_TRY(apply(record, true));
+    auto text = canonicalizer_.serialize(record, json::canonical_form::jcs);
+    if (!text) return unexpected(std::move(text).error());
+    if (text->size() > max_record_payload) {
+      return fail(errc::invalid_argument, "the record would be " + std::to_string(text->size()) +
+                                              " bytes; the log takes at most " + std::to_string(max_record_payload));
+    }
+    frame_.clear();
+    relay::append_record(frame_, *text);
+    if (auto written = log_->append(std::as_bytes(std::span(frame_.data(), frame_.size()))); !written) {
+      poisoned_ = true;
+      return written;
+    }
+    if (auto synced = log_->sync(); !synced) {
+      poisoned_ = true;
+      return synced;
+    }
+    loaded_end_ += frame_.size();
+    if (auto applied = apply(record, false); !applied) {
+      poisoned_ = true;  // unreachable after the dry run; refuse further writes if it happens
+      return applied;
+    }
+    return {};
+  }
+
+  // --- applying records (replay and live writes share this) ----------------------------
+  //
+  // Each apply_* checks everything first and changes the state only at its
+  // end, so a dry run (dry = true) answers whether the record applies
+  // without touching anything. A record may carry a "project" member that
+  // creates its project (deposit, assert_fact, session start); `pending` is
+  // that project during a dry run.
+
+  result<void> apply(const json::value& record, bool dry) {
+    const std::string* type = detail::string_member(record, "type");
+    if (type == nullptr) return fail(errc::corrupt, "record has no type");
+    if (*type == "project") {
+      const json::value* p = record.find("project");
+      if (p == nullptr) return fail(errc::corrupt, "project record without project");
+      AGENTCTX_TRY(apply_project(*p, false, dry));
+      if (!dry) ++record_count_;
+      return {};
+    }
+    std::optional<std::string> pending;
+    if (const json::value* p = record.find("project")) {
+      if (p->is_object()) {
+        if (const std::string* id = detail::string_member(*p, "project_id")) pending = *id;
+      }
+      AGENTCTX_TRY(apply_project(*p, true, true));
+    }
+    result<void> outcome;
+    if (*type == "package") {
+      outcome = apply_package(record, pending, true);
+    } else if (*type == "status") {
+      outcome = apply_status(record, true);
+    } else if (*type == "fact") {
+      outcome = apply_fact(record, pending, true);
+    } else if (*type == "invalidate") {
+      outcome = apply_invalidate(record, true);
+    } else if (*type == "session") {
+      outcome = apply_session(record, pending, true);
+    } else {
+      return fail(errc::corrupt, "unknown record type " + detail::quote_text(*type));
+    }
+    if (!outcome || dry) return outcome;
+    // Checked: now change the state.
+    if (const json::value* p = record.find("project")) AGENTCTX_TRY(apply_project(*p, true, false));
+    if (*type == "package") {
+      AGENTCTX_TRY(apply_package(record, pending, false));
+    } else if (*type == "status") {
+      AGENTCTX_TRY(apply_status(record, false));
+    } else if (*type == "fact") {
+      AGENTCTX_TRY(apply_fact(record, pending, false));
+    } else if (*type == "invalidate") {
+      AGENTCTX_TRY(apply_invalidate(record, false));
+    } else {
+      AGENTCTX_TRY(apply_session(record, pending, false));
+    }
+    ++record_count_;
+    return {};
+  }
+
+  bool project_known(const std::string& project_id, const std::optional<std::string>& pending) const {
+    return projects_.count(project_id) != 0 || (pending && *pending == project_id);
+  }
+
+  result<void> apply_project(const json::value& wire, bool must_be_new, bool dry) {
+    auto p = read_project(wire);
+    if (!p) return fail(errc::corrupt, "project fails validation: " + p.error().message);
+    auto it = projects_.find(p->project_id);
+    if (it != projects_.end() && must_be_new) {
+      return fail(errc::corrupt, "record creates project " + detail::quote_text(p->project_id) + " twice");
+    }
+    if (dry) return {};
+    if (it == projects_.end()) {
+      std::string id = p->project_id;
+      projects_.emplace(std::move(id), project_state{std::move(*p), {}, {}});
+    } else {
+      it->second.info = std::move(*p);
+    }
+    return {};
+  }
+
+  result<void> apply_package(const json::value& record, const std::optional<std::string>& pending, bool dry) {
+    const std::string* hash = detail::string_member(record, "hash");
+    const json::value* wire = record.find("package");
+    if (hash == nullptr || wire == nullptr) return fail(errc::corrupt, "package record without hash or package");
+    auto p = read_package(*wire);
+    if (!p) return fail(errc::corrupt, "package record fails validation: " + p.error().message);
+    if (!project_known(p->project_id, pending)) {
+      return fail(errc::corrupt, "package record for unknown project " + detail::quote_text(p->project_id));
+    }
+    if (find_in_project(p->project_id, p->package_id) != nullptr) {
+      return fail(errc::corrupt, "package " + detail::quote_text(p->package_id) + " deposited twice");
+    }
+    if (dry) return {};
+    stored_package stored;
+    stored.deposited_hash = *hash;
+    stored.hash = *hash;
+    auto computed = content_hash(p->wire, canonicalizer_);
+    std::string reason;
+    if (!computed) {
+      reason = "its bytes do not canonicalize: " + computed.error().message;
+    } else if (*computed != *hash) {
+      reason = "stored hash " + *hash + " but the bytes hash to " + *computed;
+    }
+    stored.deposited_status = p->status;
+    stored.deposited_review = p->review;
+    stored.package = std::move(*p);
+    stored.sequence = packages_.size();
+    if (!reason.empty()) {
+      stored.quarantined = true;
+      quarantine_reasons_[stored.sequence] = reason;
+    }
+    const std::size_t index = packages_.size();
+    by_package_id_[stored.package.package_id].push_back(index);
+    projects_.at(stored.package.project_id).packages.push_back(index);
+    if (stored.package.created_by.session_id) session_packages_[*stored.package.created_by.session_id].push_back(index);
+    packages_.push_back(std::move(stored));
+    return {};
+  }
+
+  result<void> apply_status(const json::value& record, bool dry) {
+    const std::string* project_id = detail::string_member(record, "project_id");
+    const std::string* package_id = detail::string_member(record, "package_id");
+    const std::string* status_text = detail::string_member(record, "status");
+    const std::string* review_text = detail::string_member(record, "review_type");
+    const std::string* at = detail::string_member(record, "at");
+    const std::string* hash = detail::string_member(record, "hash");
+    if (!project_id || !package_id || !status_text || !review_text || !at || !hash) {
+      return fail(errc::corrupt, "status record lacks a member");
+    }
+    const auto status = parse_package_status(*status_text);
+    const auto review = parse_review_type(*review_text);
+    if (!status || !review) return fail(errc::corrupt, "status record holds an unknown status or review type");
+    const stored_package* found = find_in_project(*project_id, *package_id);
+    if (found == nullptr) return fail(errc::corrupt, "status record for unknown package " + detail::quote_text(*package_id));
+    if (!is_allowed_transition(found->package.status, *status)) {
+      return fail(errc::corrupt, "status record makes a transition the protocol forbids");
+    }
+    json::value next = found->package.wire;
+    next.set("status", *status_text);
+    next.set("review_type", *review_text);
+    auto reread = read_package(std::move(next));
+    if (!reread) return fail(errc::corrupt, "status change makes the package invalid: " + reread.error().message);
+    if (dry) return {};
+    stored_package& p = packages_[static_cast<std::size_t>(found - packages_.data())];
+    auto computed = content_hash(reread->wire, canonicalizer_);
+    if (!computed || *computed != *hash) {
+      p.quarantined = true;
+      quarantine_reasons_[p.sequence] = "status change to " + *status_text + " records hash " + *hash +
+                                         " but the package then hashes to " + (computed ? *computed : "nothing");
+    }
+    p.package = std::move(*reread);
+    p.hash = *hash;
+    status_change change;
+    change.status = *status;
+    change.review = *review;
+    change.at = *at;
+    if (const std::string* note = detail::string_member(record, "note")) change.note = *note;
+    change.hash = *hash;
+    p.changes.push_back(std::move(change));
+    return {};
+  }
+
+  result<void> apply_fact(const json::value& record, const std::optional<std::string>& pending, bool dry) {
+    const json::value* wire = record.find("fact");
+    if (wire == nullptr) return fail(errc::corrupt, "fact record without fact");
+    auto f = read_fact(*wire);
+    if (!f) return fail(errc::corrupt, "fact record fails validation: " + f.error().message);
+    if (!project_known(f->project_id, pending)) {
+      return fail(errc::corrupt, "fact record for unknown project " + detail::quote_text(f->project_id));
+    }
+    if (fact_by_id_.count(f->fact_id) != 0) {
+      return fail(errc::corrupt, "fact " + detail::quote_text(f->fact_id) + " recorded twice");
+    }
+    const std::vector<std::size_t>* existing = fact_history(f->project_id, f->subject, f->predicate);
+    const fact* current = existing != nullptr && !existing->empty() && facts_[existing->back()].is_current()
+                              ? &facts_[existing->back()]
+                              : nullptr;
+    const std::string* supersedes = detail::string_member(record, "supersedes");
+    if (f->is_current()) {
+      // Exactly the current fact of the key is superseded: never two current.
+      if ((current != nullptr) != (supersedes != nullptr)) {
+        return fail(errc::corrupt, "fact record's supersedes does not match the key's current fact");
+      }
+      if (supersedes != nullptr && (current->fact_id != *supersedes || f->valid_from_ms < current->valid_from_ms)) {
+        return fail(errc::corrupt, "fact record supersedes the wrong fact");
+      }
+    } else if (supersedes != nullptr) {
+      return fail(errc::corrupt, "an ended fact cannot supersede another");
+    }
+    if (dry) return {};
+    auto& history = projects_.at(f->project_id).facts[{f->subject, f->predicate}];
+    if (supersedes != nullptr) end_fact(facts_[history.back()], f->valid_from, f->valid_from_ms);
+    const std::size_t index = facts_.size();
+    fact_by_id_[f->fact_id] = index;
+    // History is in valid_from order with the current fact last; an ended
+    // fact (imported history) goes before the first later or current one.
+    auto at = history.end();
+    if (!f->is_current()) {
+      at = std::find_if(history.begin(), history.end(), [&](std::size_t i) {
+        return facts_[i].is_current() || facts_[i].valid_from_ms > f->valid_from_ms;
+      });
+    }
+    history.insert(at, index);
+    facts_.push_back(std::move(*f));
+    return {};
+  }
+
+  static void end_fact(fact& f, const std::string& at, std::uint64_t at_ms) {
+    f.valid_to = at;
+    f.valid_to_ms = at_ms;
+    f.wire.set("valid_to", at);
+  }
+
+  result<void> apply_invalidate(const json::value& record, bool dry) {
+    const json::value* ids = record.find("fact_ids");
+    const std::string* valid_to = detail::string_member(record, "valid_to");
+    if (ids == nullptr || !ids->is_array() || valid_to == nullptr) {
+      return fail(errc::corrupt, "invalidate record lacks a member");
+    }
+    auto at = parse_rfc3339_utc_ms(*valid_to);
+    if (!at) return fail(errc::corrupt, "invalidate record's valid_to is not a timestamp");
+    std::vector<std::size_t> targets;
+    for (const json::value& id : ids->as_array()) {
+      if (!id.is_string()) return fail(errc::corrupt, "invalidate record names a fact with a non-string");
+      auto it = fact_by_id_.find(id.as_string());
+      if (it == fact_by_id_.end() || !facts_[it->second].is_current() ||
+          std::find(targets.begin(), targets.end(), it->second) != targets.end()) {
+        return fail(errc::corrupt, "invalidate record names no current fact");
+      }
+      targets.push_back(it->second);
+    }
+    if (dry) return {};
+    for (std::size_t index : targets) {
+      fact& f = facts_[index];
+      end_fact(f, *valid_to, std::max(*at, f.valid_from_ms));
+    }
+    return {};
+  }
+
+  result<void> apply_session(const json::value& record, const std::optional<std::string>& pending, bool dry) {
+    const json::value* wire = record.find("session");
+    if (wire == nullptr) return fail(errc::corrupt, "session record without session");
+    json::value copy = *wire;
+    copy.erase("packages_deposited");  // derived from the packages
+    auto s = read_session(std::move(copy));
+    if (!s) return fail(errc::corrupt, "session record fails validation: " + s.error().message);
+    if (!project_known(s->project_id, pending)) return fail(errc::corrupt, "session of unknown project");
+    if (dry) return {};
+    std::string id = s->session_id;
+    sessions_[std::move(id)] = std::move(*s);
+    return {};
+  }
+
+  io::file_system* fs_;
+  std::string dir_;
+  store_options options_;
+  std::function<std::uint64_t()> random_;
+  std::function<std::uint64_t()> clock_;
+  std::unique_ptr<io::file_lock> lock_;
+  std::unique_ptr<io::file> log_;
+  std::uint64_t loaded_end_ = 0;
+  std::size_t record_count_ = 0;
+  bool poisoned_ = false;
+  json::canonicalizer canonicalizer_;
+  std::string frame_;
+
+  std::map<std::string, project_state> projects_;
+  std::vector<stored_package> packages_;
+  std::unordered_map<std::string, std::vector<std::size_t>> by_package_id_;
+  std::map<std::uint64_t, std::string> quarantine_reasons_;
+  std::unordered_map<std::string, std::vector<std::size_t>> session_packages_;
+  std::vector<fact> facts_;
+  std::unordered_map<std::string, std::size_t> fact_by_id_;
+  std::map<std::string, session> sessions_;
+};
+
+}  // namespace agentctx::relay

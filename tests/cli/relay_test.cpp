@@ -1,0 +1,775 @@
+// End-to-end tests of relay and relay-deposit through the real binaries:
+// every subcommand in text and JSON (the JSON parsed back), the protocol's
+// operations in a temporary store, export into a second store with every
+// hash preserved, canonical JSON and content hashes of sample input, and
+// every refused input as one line with its documented exit code (1 not
+// found or damaged, 2 usage, 3 invalid_schema, 4 invalid_transition,
+// 5 duplicate_package_id, 6 project_archived).
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "agentctx/core/sha256.hpp"
+#include "agentctx/core/time.hpp"
+#include "agentctx/io/posix_file_system.hpp"
+#include "agentctx/relay/log_format.hpp"
+#include "agentctx/relay/store.hpp"
+#include "cli/cli_test_support.hpp"
+#include "io/io_test_support.hpp"
+
+#if !defined(RELAY_BIN) || !defined(RELAY_DEPOSIT_BIN)
+TEST_CASE("relay: end-to-end tests") {
+  MESSAGE("skipping: RELAY_BIN is not defined (the relay targets are not part of this build)");
+}
+#else
+
+using cli_test::array_of;
+using cli_test::check_clean_success;
+using cli_test::contains;
+using cli_test::number_of;
+using cli_test::run_result;
+using cli_test::text_of;
+
+namespace {
+
+// The exit codes of docs/cli/relay.md.
+constexpr int exit_not_found = 1;
+constexpr int exit_usage = 2;
+constexpr int exit_invalid_schema = 3;
+constexpr int exit_invalid_transition = 4;
+constexpr int exit_duplicate = 5;
+constexpr int exit_archived = 6;
+
+std::string now_text() { return agentctx::format_rfc3339_utc_ms(agentctx::now_unix_ms()); }
+
+/// A package (section 6) as JSON text, created now (so orient's window has
+/// it); `extra` members are added as they are (",\"tags\":[...]").
+std::string package_text(const std::string& id, const std::string& title, const std::string& project = "proj_demo",
+                         const std::string& status = "complete", const std::string& extra = "") {
+  std::string text = "{";
+  if (!id.empty()) text += "\"package_id\":\"" + id + "\",";
+  text += "\"project_id\":\"" + project + "\",\"relay_version\":\"0.1\",\"title\":\"" + title + "\",\"status\":\"" +
+          status + "\",\"package_type\":\"milestone\",\"review_type\":\"none\",\"created_at\":\"" + now_text() +
+          "\",\"created_by\":{\"id\":\"jordan\",\"type\":\"human\",\"session_id\":null}" + extra + "}";
+  return text;
+}
+
+/// A temporary folder with a store in its "store" subfolder; run() passes
+/// --store to every command and runs it in the temporary folder.
+struct relay_fixture {
+  io_test::temporary_directory dir;
+  std::string store = dir.path() + "/store";
+
+  run_result run(std::vector<std::string> args, const std::string& input_file = "/dev/null") const {
+    args.push_back("--store");
+    args.push_back(store);
+    return cli_test::run(RELAY_BIN, args, dir.path(), input_file);
+  }
+
+  /// The JSON a successful `args --json` printed (nothing on stderr).
+  simdjson::dom::element json(simdjson::dom::parser& parser, std::vector<std::string> args,
+                              const std::string& input_file = "/dev/null") const {
+    args.push_back("--json");
+    const run_result r = run(args, input_file);
+    CAPTURE(cli_test::joined(args));
+    check_clean_success(r);
+    return cli_test::parse_json(parser, r.out);
+  }
+
+  /// Writes `text` to `name` in the temporary folder; returns its path.
+  std::string file(const std::string& name, const std::string& text) const {
+    const std::string path = dir.path() + "/" + name;
+    cli_test::write_file(path, text);
+    return path;
+  }
+
+  /// Deposits `text`; returns the package id.
+  std::string deposit(const std::string& text) const {
+    simdjson::dom::parser parser;
+    return text_of(json(parser, {"deposit", file("deposit.json", text)}), "package_id");
+  }
+};
+
+/// The command failed with `exit_code` and one "relay: ..." line naming `fragment`.
+void check_failure(const run_result& r, int exit_code, std::string_view fragment) {
+  cli_test::check_error(r, exit_code, fragment, "relay");
+}
+
+/// The command, run with --json, failed with `exit_code`: one line on stderr
+/// and {"error": {"code", "status", "message"}} on stdout.
+void check_json_failure(const run_result& r, int exit_code, std::string_view code, int status) {
+  INFO("stdout: " << r.out);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == exit_code);
+  CHECK(cli_test::line_count(r.err) == 1);
+  simdjson::dom::parser parser;
+  const auto error = cli_test::parse_json(parser, r.out)["error"];
+  CHECK(std::string(error["code"].get_string().value()) == code);
+  CHECK(error["status"].get_int64().value() == status);
+  CHECK(contains(r.err, std::string(error["message"].get_string().value())));
+}
+
+}  // namespace
+
+TEST_CASE("relay deposit, pull latest and pull specific, in text and JSON") {
+  relay_fixture f;
+  const std::string first = f.file("first.json", package_text("pkg_first", "Shipped archive", "proj_demo", "complete",
+                                                              ",\"tags\":[\"archive\",\"cli\"],\"decisions_made\":"
+                                                              "[\"Soft archive via archived_at\"],\"x-team\":\"core\""));
+  const run_result deposited = f.run({"deposit", first});
+  check_clean_success(deposited);
+  CHECK(deposited.out.starts_with("pkg_first  sha256:"));
+  CHECK(deposited.out.ends_with("  created\n"));
+  CHECK(std::filesystem::exists(f.store + "/relay.log"));
+
+  // The identical package again is "already present", with the same hash.
+  const run_result again = f.run({"deposit", first});
+  check_clean_success(again);
+  CHECK(again.out == deposited.out.substr(0, deposited.out.size() - std::string("created\n").size()) +
+                         "already present\n");
+
+  simdjson::dom::parser parser;
+  auto second = f.json(parser, {"deposit", f.file("second.json", package_text("", "Wired the dashboard"))});
+  const std::string second_id = text_of(second, "package_id");
+  CHECK(second_id.starts_with("pkg_"));
+  CHECK(second_id.size() == 36);
+  CHECK(second["created"].get_bool().value());
+  CHECK(text_of(second, "project_id") == "proj_demo");
+  CHECK(text_of(second["package"].value(), "title") == "Wired the dashboard");
+
+  // From standard input, through "-".
+  const std::string third = f.file("third.json", package_text("pkg_third", "Measured recall"));
+  check_clean_success(f.run({"deposit", "-"}, third));
+
+  const run_result latest = f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--limit", "2"});
+  check_clean_success(latest);
+  CHECK(cli_test::line_count(latest.out) == 2);
+  CHECK(latest.out.starts_with("pkg_third  "));
+  CHECK(contains(latest.out, "milestone, complete  Measured recall"));
+
+  auto listed = f.json(parser, {"pull", "--mode", "latest", "--project", "proj_demo"});
+  CHECK(text_of(listed, "mode") == "latest");
+  CHECK(number_of(listed, "limit") == 5);
+  std::vector<std::string> ids;
+  for (auto entry : array_of(listed, "packages")) {
+    CHECK(agentctx::relay::is_sha256_content_hash(text_of(entry, "hash")));
+    ids.push_back(text_of(entry["package"].value(), "package_id"));
+  }
+  CHECK(ids == std::vector<std::string>{"pkg_third", second_id, "pkg_first"});
+
+  const run_result specific = f.run({"pull", "--mode", "specific", "--package", "pkg_first"});
+  check_clean_success(specific);
+  CHECK(specific.out.starts_with("pkg_first in project proj_demo\n"));
+  CHECK(contains(specific.out, "  title         Shipped archive\n"));
+  CHECK(contains(specific.out, "  tags          archive, cli\n"));
+  CHECK(contains(specific.out, "    - Soft archive via archived_at\n"));
+  auto one = f.json(parser, {"pull", "--mode", "specific", "--package", "pkg_first", "--project", "proj_demo"});
+  CHECK(text_of(one, "hash") == text_of(one, "deposited_hash"));
+  CHECK(deposited.out.substr(11, 71) == text_of(one, "hash"));
+  CHECK(text_of(one["package"].value(), "x-team") == "core");  // unknown members round-trip
+  CHECK(array_of(one, "status_changes").size() == 0);
+}
+
+TEST_CASE("relay-deposit deposits like relay deposit, with the same output and exit codes") {
+  relay_fixture f;
+  const std::string path = f.file("p.json", package_text("pkg_card", "From the design card"));
+  const run_result r = cli_test::run(RELAY_DEPOSIT_BIN, {"--store", f.store, path}, f.dir.path());
+  check_clean_success(r);
+  CHECK(r.out.starts_with("pkg_card  sha256:"));
+  CHECK(r.out.ends_with("  created\n"));
+  // The same package through relay is already there, with the same hash.
+  const run_result through_relay = f.run({"deposit", path});
+  check_clean_success(through_relay);
+  CHECK(through_relay.out.substr(0, 81) == r.out.substr(0, 81));
+  CHECK(through_relay.out.ends_with("already present\n"));
+
+  simdjson::dom::parser parser;
+  const run_result as_json = cli_test::run(RELAY_DEPOSIT_BIN, {"--json", "--store", f.store, "-"}, f.dir.path(), path);
+  check_clean_success(as_json);
+  CHECK_FALSE(cli_test::parse_json(parser, as_json.out)["created"].get_bool().value());
+
+  const run_result bad = cli_test::run(RELAY_DEPOSIT_BIN, {"--store", f.store, f.file("bad.json", "{\"title\":1}")},
+                                       f.dir.path());
+  cli_test::check_error(bad, exit_invalid_schema, "project_id", "relay-deposit");
+  const run_result missing = cli_test::run(RELAY_DEPOSIT_BIN, {"--store", f.store, "nowhere.json"}, f.dir.path());
+  cli_test::check_error(missing, exit_usage, "nowhere.json", "relay-deposit");
+  const run_result no_file = cli_test::run(RELAY_DEPOSIT_BIN, {"--store", f.store}, f.dir.path());
+  cli_test::check_error(no_file, exit_usage, "FILE", "relay-deposit");
+  const run_result help = cli_test::run(RELAY_DEPOSIT_BIN, {"--help"}, f.dir.path());
+  check_clean_success(help);
+  CHECK(contains(help.out, "Exit codes: 0 success"));
+}
+
+TEST_CASE("relay deposit refuses bad input with the protocol's exit codes") {
+  relay_fixture f;
+  check_failure(f.run({"deposit", "missing.json"}), exit_usage, "missing.json");
+  check_failure(f.run({"deposit", f.file("broken.json", "{\"title\": ")}), exit_invalid_schema, "not valid JSON");
+  // A schema error names the member.
+  std::string robot = package_text("pkg_robot", "Robot");
+  robot.replace(robot.find("\"human\""), 7, "\"robot\"");
+  check_failure(f.run({"deposit", f.file("robot.json", robot)}), exit_invalid_schema,
+                "created_by.type must be one of human, agent, script (got \"robot\")");
+  std::string no_title = package_text("pkg_untitled", "x");
+  no_title.replace(no_title.find("\"title\":\"x\","), 12, "");
+  check_failure(f.run({"deposit", f.file("untitled.json", no_title)}), exit_invalid_schema, "title is required");
+
+  // The same id with other content is 409 duplicate_package_id.
+  f.deposit(package_text("pkg_dup", "First version"));
+  check_failure(f.run({"deposit", f.file("dup.json", package_text("pkg_dup", "Second version"))}), exit_duplicate,
+                "duplicate_package_id");
+  check_json_failure(f.run({"deposit", f.file("dup.json", package_text("pkg_dup", "Second version")), "--json"}),
+                     exit_duplicate, "duplicate_package_id", 409);
+  check_json_failure(f.run({"deposit", f.file("robot.json", robot), "--json"}), exit_invalid_schema, "invalid_schema",
+                     400);
+
+  // An archived project refuses deposits (403 project_archived) until it is unarchived.
+  check_clean_success(f.run({"project", "archive", "proj_demo"}));
+  const std::string later = f.file("later.json", package_text("pkg_later", "Too late"));
+  check_failure(f.run({"deposit", later}), exit_archived, "project_archived");
+  check_json_failure(f.run({"deposit", later, "--json"}), exit_archived, "project_archived", 403);
+  check_clean_success(f.run({"project", "unarchive", "proj_demo"}));
+  check_clean_success(f.run({"deposit", later}));
+}
+
+TEST_CASE("relay flag and review move packages along the allowed transitions") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_done", "Finished"));
+  f.deposit(package_text("pkg_draft", "Work in progress", "proj_demo", "draft"));
+
+  // complete is terminal: 400 invalid_transition.
+  check_failure(f.run({"flag", "--package", "pkg_done", "--review-type", "human"}), exit_invalid_transition,
+                "invalid_transition");
+  check_json_failure(f.run({"flag", "--package", "pkg_done", "--review-type", "human", "--json"}),
+                     exit_invalid_transition, "invalid_transition", 400);
+  check_failure(f.run({"flag", "--package", "pkg_nowhere", "--review-type", "agent"}), exit_not_found,
+                "does not exist");
+  check_json_failure(f.run({"flag", "--package", "pkg_nowhere", "--review-type", "agent", "--json"}), exit_not_found,
+                     "package_not_found", 404);
+  check_failure(f.run({"flag", "--package", "pkg_draft", "--review-type", "robot"}), exit_usage, "--review-type");
+
+  const run_result flagged = f.run({"flag", "--package", "pkg_draft", "--review-type", "human", "--note", "check it"});
+  check_clean_success(flagged);
+  CHECK(flagged.out.starts_with("pkg_draft  now awaiting_review (human)  sha256:"));
+
+  simdjson::dom::parser parser;
+  auto awaiting = f.json(parser, {"review", "--list", "--project", "proj_demo"});
+  REQUIRE(array_of(awaiting, "packages").size() == 1);
+  CHECK(text_of(array_of(awaiting, "packages").at(0).value()["package"].value(), "package_id") == "pkg_draft");
+  const run_result listing = f.run({"review", "--list", "--project", "proj_demo"});
+  check_clean_success(listing);
+  CHECK(listing.out.starts_with("pkg_draft  "));
+  CHECK(contains(listing.out, "awaiting_review (human)"));
+
+  auto revised = f.json(parser, {"review", "--package", "pkg_draft", "--status", "revision_requested", "--note",
+                                 "split it"});
+  CHECK(text_of(revised, "status") == "revision_requested");
+  CHECK(text_of(revised, "review_type") == "human");
+  check_clean_success(f.run({"review", "--package", "pkg_draft", "--status", "awaiting_review"}));
+  const run_result done = f.run({"review", "--package", "pkg_draft", "--status", "complete", "--note", "good"});
+  check_clean_success(done);
+  CHECK(done.out.starts_with("pkg_draft  now complete (human)  sha256:"));
+  check_failure(f.run({"review", "--package", "pkg_draft", "--status", "revision_requested"}),
+                exit_invalid_transition, "cannot go from complete to revision_requested");
+  CHECK(f.run({"review", "--list", "--project", "proj_demo"}).out == "no packages awaiting review in project proj_demo\n");
+
+  // The detail view lists the changes; the JSON carries each change's hash.
+  auto detail = f.json(parser, {"pull", "--mode", "specific", "--package", "pkg_draft"});
+  CHECK(array_of(detail, "status_changes").size() == 4);
+  CHECK(text_of(detail, "hash") != text_of(detail, "deposited_hash"));
+  CHECK(text_of(detail["package"].value(), "status") == "complete");
+
+  check_failure(f.run({"review", "--list"}), exit_usage, "--list needs --project");
+  check_failure(f.run({"review", "--package", "pkg_draft"}), exit_usage, "--status");
+  check_failure(f.run({"review", "--list", "--project", "proj_nowhere"}), exit_not_found, "does not exist");
+}
+
+TEST_CASE("relay assert, facts, history and invalidate keep the facts' timeline") {
+  relay_fixture f;
+  simdjson::dom::parser parser;
+  auto first = f.json(parser, {"assert", "--project", "proj_demo", "--subject", "longmemeval_s", "--predicate",
+                               "recall_any_at_5", "--value", "97.0", "--valid-from", "2026-04-10T12:00:00Z", "--tag",
+                               "benchmark", "--confidence", "0.9"});
+  CHECK(first["changed"].get_bool().value());
+  CHECK(first["superseded"].is_null());
+  const std::string first_id = text_of(first["fact"].value(), "fact_id");
+  CHECK(first["fact"]["confidence"].get_double().value() == 0.9);
+
+  const run_result same = f.run({"assert", "--project", "proj_demo", "--subject", "longmemeval_s", "--predicate",
+                                 "recall_any_at_5", "--value", "97.0"});
+  check_clean_success(same);
+  CHECK(same.out.starts_with("unchanged (already current) longmemeval_s recall_any_at_5 = 97.0"));
+
+  const run_result second = f.run({"assert", "--project", "proj_demo", "--subject", "longmemeval_s", "--predicate",
+                                   "recall_any_at_5", "--value", "98.5", "--valid-from", "2026-04-15T00:00:00Z",
+                                   "--asserted-by", "bench-bot", "--asserted-by-type", "script"});
+  check_clean_success(second);
+  CHECK(second.out.starts_with("asserted longmemeval_s recall_any_at_5 = 98.5  (from 2026-04-15T00:00:00Z)  fact_"));
+  CHECK(second.out.ends_with(", superseding " + first_id + "\n"));
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "dashboard", "--predicate", "status",
+                             "--value", "live"}));
+
+  auto current = f.json(parser, {"facts", "--project", "proj_demo"});
+  CHECK(current["at"].is_null());
+  REQUIRE(array_of(current, "facts").size() == 2);
+  CHECK(text_of(array_of(current, "facts").at(1).value(), "value") == "98.5");
+  CHECK(text_of(array_of(current, "facts").at(1).value()["asserted_by"].value(), "type") == "script");
+  auto then = f.json(parser, {"facts", "--project", "proj_demo", "--at", "2026-04-12T00:00:00Z"});
+  REQUIRE(array_of(then, "facts").size() == 1);
+  CHECK(text_of(array_of(then, "facts").at(0).value(), "value") == "97.0");
+  const run_result text = f.run({"facts", "--project", "proj_demo"});
+  check_clean_success(text);
+  CHECK(cli_test::line_count(text.out) == 2);
+  CHECK(text.out.starts_with("dashboard status = live  (from "));
+  CHECK(f.run({"facts", "--project", "proj_demo", "--at", "2020-01-01T00:00:00Z"}).out == "no facts held then\n");
+
+  auto history = f.json(parser, {"history", "--project", "proj_demo", "--subject", "longmemeval_s", "--predicate",
+                                 "recall_any_at_5"});
+  REQUIRE(array_of(history, "facts").size() == 2);
+  CHECK(text_of(array_of(history, "facts").at(0).value(), "valid_to") == "2026-04-15T00:00:00Z");
+  const run_result history_text = f.run({"history", "--project", "proj_demo", "--subject", "longmemeval_s",
+                                         "--predicate", "recall_any_at_5"});
+  check_clean_success(history_text);
+  CHECK(contains(history_text.out, "(from 2026-04-10T12:00:00Z to 2026-04-15T00:00:00Z)  " + first_id + "\n"));
+  CHECK(contains(history_text.out, "  (current)\n"));
+
+  // invalidate: only while the value matches, then without one; the count each time.
+  auto kept = f.json(parser, {"invalidate", "--project", "proj_demo", "--subject", "dashboard", "--predicate", "status",
+                              "--value", "down"});
+  CHECK(number_of(kept, "invalidated") == 0);
+  const run_result ended = f.run({"invalidate", "--project", "proj_demo", "--subject", "dashboard", "--predicate",
+                                  "status"});
+  check_clean_success(ended);
+  CHECK(ended.out == "invalidated 1 fact\n");
+  CHECK(f.run({"invalidate", "--project", "proj_demo", "--subject", "dashboard", "--predicate", "status"}).out ==
+        "invalidated 0 facts\n");
+  CHECK(array_of(f.json(parser, {"facts", "--project", "proj_demo"}), "facts").size() == 1);
+
+  // Refused input.
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
+                       "--valid-from", "yesterday"}),
+                exit_invalid_schema, "valid_from must be an RFC 3339 UTC timestamp");
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "longmemeval_s", "--predicate",
+                       "recall_any_at_5", "--value", "99", "--valid-from", "2026-04-01T00:00:00Z"}),
+                exit_invalid_schema, "earlier than the current fact's valid_from");
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
+                       "--confidence", "1.5"}),
+                exit_invalid_schema, "confidence");
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
+                       "--asserted-by", "someone"}),
+                exit_usage, "--asserted-by-type");
+  check_failure(f.run({"facts", "--project", "proj_demo", "--at", "tomorrow"}), exit_usage, "--at");
+  check_failure(f.run({"facts", "--project", "proj_nowhere"}), exit_not_found, "project \"proj_nowhere\" does not exist");
+  check_json_failure(f.run({"facts", "--project", "proj_nowhere", "--json"}), exit_not_found, "project_not_found", 404);
+  check_failure(f.run({"history", "--project", "proj_nowhere", "--subject", "s", "--predicate", "p"}), exit_not_found,
+                "does not exist");
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s"}), exit_usage, "--predicate");
+
+  check_clean_success(f.run({"project", "archive", "proj_demo"}));
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v"}),
+                exit_archived, "archived");
+  check_failure(f.run({"invalidate", "--project", "proj_demo", "--subject", "longmemeval_s", "--predicate",
+                       "recall_any_at_5"}),
+                exit_archived, "archived");
+}
+
+TEST_CASE("relay orient prints a briefing, or the OrientationBundle exactly with --json") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_one", "Shipped archive", "proj_demo", "complete",
+                         ",\"open_questions\":[\"Who owns the dashboard?\"],\"handoff_note\":\"Migration applied\","
+                         "\"estimated_next_actor\":\"agent\",\"significance\":8"));
+  f.deposit(package_text("pkg_two", "Measured recall", "proj_demo", "complete",
+                         ",\"open_questions\":[\"Who owns the dashboard?\",\"Ship v2?\"],\"significance\":2"));
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "dashboard", "--predicate", "status",
+                             "--value", "live"}));
+
+  const run_result briefing = f.run({"orient", "--project", "proj_demo"});
+  check_clean_success(briefing);
+  CHECK(briefing.out.starts_with("# Orientation: proj_demo (proj_demo)\nGenerated "));
+  CHECK(contains(briefing.out, " for the last 14 days.\n"));
+  CHECK(contains(briefing.out, "\n## Recent packages (2)\n- pkg_two  "));
+  CHECK(contains(briefing.out, "  Handoff (next: agent): Migration applied\n"));
+  CHECK(contains(briefing.out, "\n## Active facts (1)\n- dashboard status = live  (from "));
+  CHECK(contains(briefing.out, "\n## Open questions (2)\n- Who owns the dashboard?\n- Ship v2?\n"));
+  CHECK_FALSE(contains(briefing.out, "Budget"));
+
+  simdjson::dom::parser parser;
+  auto bundle = f.json(parser, {"orient", "--project", "proj_demo", "--window-days", "7"});
+  std::vector<std::string> keys;
+  simdjson::dom::object members;
+  REQUIRE(bundle.get(members) == simdjson::SUCCESS);
+  for (auto [key, value] : members) keys.emplace_back(key);
+  CHECK(keys == std::vector<std::string>{"project", "recent_packages", "active_facts", "open_questions", "window_days",
+                                         "generated_at"});
+  CHECK(number_of(bundle, "window_days") == 7);
+  CHECK(text_of(bundle["project"].value(), "project_id") == "proj_demo");
+  CHECK(array_of(bundle, "recent_packages").size() == 2);
+  CHECK(array_of(bundle, "active_facts").size() == 1);
+
+  // A budget drops the least significant items first and says so.
+  auto small = f.json(parser, {"orient", "--project", "proj_demo", "--max-bytes", "900"});
+  simdjson::dom::element budget;
+  REQUIRE(small["x-agentctx-budget"].get(budget) == simdjson::SUCCESS);
+  CHECK(number_of(budget, "bytes") <= 900);
+  REQUIRE(array_of(budget, "omitted_packages").size() >= 1);
+  CHECK(std::string(array_of(budget, "omitted_packages").at(0).get_string().value()) == "pkg_two");
+  const run_result budgeted = f.run({"orient", "--project", "proj_demo", "--max-tokens", "225"});
+  check_clean_success(budgeted);
+  CHECK(contains(budgeted.out, "\nBudget: "));
+  CHECK(contains(budgeted.out, " of at most 900; left out "));
+
+  check_failure(f.run({"orient", "--project", "proj_nowhere"}), exit_not_found, "does not exist");
+  check_failure(f.run({"orient", "--project", "proj_demo", "--window-days", "0"}), exit_usage, "--window-days");
+  check_failure(f.run({"orient"}), exit_usage, "--project");
+}
+
+TEST_CASE("relay pull --mode relevant and orchestrate rank by the hybrid search, caching embeddings in the store") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_archive", "Archive and restore projects", "proj_demo", "complete",
+                         ",\"description\":\"Soft archive via archived_at; restore clears it\""));
+  f.deposit(package_text("pkg_recall", "Retrieval benchmark results", "proj_demo", "complete",
+                         ",\"description\":\"recall_any_at_5 reached 97 on longmemeval\","
+                         "\"decisions_made\":[\"Keep BM25 in the fusion\"]"));
+  f.deposit(package_text("pkg_other", "Dashboard colours", "proj_other"));
+
+  simdjson::dom::parser parser;
+  auto hits = f.json(parser, {"pull", "--mode", "relevant", "--project", "proj_demo", "--query",
+                              "retrieval benchmark recall", "--limit", "1"});
+  CHECK(text_of(hits, "mode") == "relevant");
+  REQUIRE(array_of(hits, "packages").size() == 1);
+  auto best = array_of(hits, "packages").at(0).value();
+  CHECK(text_of(best["package"].value(), "package_id") == "pkg_recall");
+  CHECK(best["score"].get_double().value() > 0);
+  CHECK(best["lexical_score"].get_double().value() > 0);
+  CHECK(std::filesystem::is_directory(f.store + "/embeddings"));
+
+  // Without --project every project is searched.
+  const run_result everywhere = f.run({"pull", "--mode", "relevant", "--query", "dashboard colours"});
+  check_clean_success(everywhere);
+  CHECK(everywhere.out.starts_with("1. "));
+  CHECK(contains(everywhere.out.substr(0, everywhere.out.find('\n')), "pkg_other"));
+  CHECK(cli_test::line_count(everywhere.out) == 3);
+
+  // An explicit cache folder, and the embedder flags agentsdb takes.
+  const std::string cache = f.dir.path() + "/cache";
+  check_clean_success(f.run({"pull", "--mode", "relevant", "--project", "proj_demo", "--query", "archive",
+                             "--embedding-cache", cache, "--dim", "64"}));
+  CHECK(std::filesystem::is_directory(cache));
+  check_failure(f.run({"pull", "--mode", "relevant", "--project", "proj_demo", "--query", "x", "--embedder", "command"}),
+                exit_usage, "--embed-command");
+  check_failure(f.run({"pull", "--mode", "relevant", "--project", "proj_demo"}), exit_usage, "--query");
+  check_failure(f.run({"pull", "--mode", "latest"}), exit_usage, "--project");
+  check_failure(f.run({"pull", "--mode", "specific"}), exit_usage, "--package");
+  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--query", "x"}), exit_usage,
+                "--query applies to --mode relevant only");
+  check_failure(f.run({"pull", "--mode", "sideways", "--project", "proj_demo"}), exit_usage, "--mode");
+  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--limit", "0"}), exit_usage, "--limit");
+  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_nowhere"}), exit_not_found, "does not exist");
+  check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_nowhere"}), exit_not_found, "does not exist");
+  check_json_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_nowhere", "--json"}), exit_not_found,
+                     "package_not_found", 404);
+
+  // orchestrate: a project digest with snippets, and the global digest.
+  auto digest = f.json(parser, {"orchestrate", "--project", "proj_demo", "--focus", "benchmark recall", "--snippets",
+                                "1"});
+  CHECK(text_of(digest, "scope") == "project");
+  CHECK(text_of(digest, "focus") == "benchmark recall");
+  REQUIRE(array_of(digest, "snippets").size() == 1);
+  CHECK(text_of(array_of(digest, "snippets").at(0).value(), "package_id") == "pkg_recall");
+  CHECK(number_of(digest["summary"].value(), "packages") == 2);
+  auto global = f.json(parser, {"orchestrate"});
+  CHECK(text_of(global, "scope") == "global");
+  CHECK(array_of(global, "projects").size() == 2);
+  CHECK(array_of(global, "snippets").size() == 0);
+  const run_result text = f.run({"orchestrate", "--project", "proj_demo", "--focus", "archive"});
+  check_clean_success(text);
+  CHECK(text.out.starts_with("# Digest: project proj_demo\nGenerated "));
+  CHECK(contains(text.out, "; focus: archive\n"));
+  CHECK(contains(text.out, "\n## Summary\n2 packages: 2 milestone; 2 complete\n"));
+  CHECK(contains(text.out, "\n## Decisions (1)\n- Keep BM25 in the fusion [pkg_recall]\n"));
+  CHECK(contains(text.out, "\n## Snippets (2)\n- "));
+  const run_result global_text = f.run({"orchestrate"});
+  check_clean_success(global_text);
+  CHECK(global_text.out.starts_with("# Digest: every active project\n"));
+  CHECK(contains(global_text.out, "\n## Projects (2)\n- proj_demo: 2 packages, 0 active facts, 0 open questions, "
+                                  "0 awaiting review\n"));
+  check_failure(f.run({"orchestrate", "--project", "proj_nowhere"}), exit_not_found, "does not exist");
+}
+
+TEST_CASE("relay export then import into a second store preserves every hash; verify agrees") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_a", "First", "proj_demo", "complete", ",\"x-custom\":{\"k\":[1,null,\"v\"]}"));
+  f.deposit(package_text("pkg_b", "Second", "proj_demo", "draft"));
+  check_clean_success(f.run({"flag", "--package", "pkg_b", "--review-type", "agent", "--note", "look"}));
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "1"}));
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "2"}));
+  check_clean_success(f.run({"session", "start", "--project", "proj_demo", "--actor", "claude", "--actor-type", "agent"}));
+  f.deposit(package_text("pkg_c", "Elsewhere", "proj_other"));
+
+  const run_result to_stdout = f.run({"export", "--project", "proj_demo"});
+  check_clean_success(to_stdout);
+  CHECK(to_stdout.out.starts_with("{\"exported_at\":"));
+  CHECK(cli_test::line_count(to_stdout.out) == 8);  // header, project, session, 2 packages, 1 status, 2 facts
+  const std::string backup = f.dir.path() + "/backup.ndjson";
+  const run_result to_file = f.run({"export", "-o", backup});
+  check_clean_success(to_file);
+  CHECK(to_file.out == "exported 10 lines (" + std::to_string(std::filesystem::file_size(backup)) + " bytes) to " +
+                           backup + "\n");
+  simdjson::dom::parser parser;
+  auto written = f.json(parser, {"export", "--project", "proj_demo", "--out", backup});
+  CHECK(number_of(written, "lines") == 8);
+  // The same export but for the header's exported_at.
+  const std::string file_text = cli_test::read_file(backup);
+  CHECK(file_text.substr(file_text.find('\n')) == to_stdout.out.substr(to_stdout.out.find('\n')));
+  check_clean_success(f.run({"export", "-o", backup}));
+
+  relay_fixture second;
+  const run_result imported = second.run({"import", backup});
+  check_clean_success(imported);
+  CHECK(imported.out == "imported 2 projects, 1 session, 3 packages, 1 status change, 2 facts; skipped 0 lines the "
+                        "store already held\n");
+  auto again = second.json(parser, {"import", "-"}, backup);
+  CHECK(number_of(again, "packages") == 0);
+  CHECK(number_of(again, "skipped") == 9);
+
+  for (const std::string id : {"pkg_a", "pkg_b"}) {
+    simdjson::dom::parser p1, p2;
+    auto original = f.json(p1, {"pull", "--mode", "specific", "--package", id});
+    auto restored = second.json(p2, {"pull", "--mode", "specific", "--package", id});
+    CHECK(text_of(original, "hash") == text_of(restored, "hash"));
+    CHECK(text_of(original, "deposited_hash") == text_of(restored, "deposited_hash"));
+  }
+  for (const relay_fixture* store : {&f, &second}) {
+    const run_result verified = store->run({"verify"});
+    check_clean_success(verified);
+    CHECK(verified.out == "ok: checked 3 packages, 1 status change and 2 facts\n");
+  }
+  auto verified = second.json(parser, {"verify"});
+  CHECK(verified["ok"].get_bool().value());
+  CHECK(array_of(verified, "quarantined").size() == 0);
+
+  // A line that does not hash to its hash is refused, naming the line; nothing is written.
+  std::string text = cli_test::read_file(backup);
+  const std::size_t title = text.find("\"title\":\"First\"");
+  REQUIRE(title != std::string::npos);
+  text.replace(title, 15, "\"title\":\"Fir5t\"");
+  relay_fixture third;
+  check_failure(third.run({"import", third.file("tampered.ndjson", text)}), exit_invalid_schema, "line ");
+  check_failure(third.run({"import", third.file("junk.ndjson", "not json\n")}), exit_invalid_schema, "line 1");
+  check_failure(third.run({"import", "nowhere.ndjson"}), exit_usage, "nowhere.ndjson");
+  check_failure(f.run({"export", "--project", "proj_nowhere"}), exit_not_found, "does not exist");
+}
+
+TEST_CASE("relay verify reports quarantined packages (exit 1); pull refuses them; a damaged log is exit 1") {
+  relay_fixture f;
+  std::filesystem::create_directories(f.store);
+  std::string log = agentctx::relay::encode_log_header();
+  agentctx::relay::append_record(
+      log, "{\"type\":\"project\",\"project\":{\"project_id\":\"proj_q\",\"created_at\":\"2026-04-18T20:00:00Z\"}}");
+  std::string package = package_text("pkg_q", "Tampered", "proj_q");
+  agentctx::relay::append_record(log, "{\"type\":\"package\",\"hash\":\"sha256:" + std::string(64, '0') +
+                                          "\",\"package\":" + package + "}");
+  cli_test::write_file(f.store + "/relay.log", log);
+
+  const run_result verified = f.run({"verify"});
+  INFO(verified.err);
+  CHECK(verified.exit_code == exit_not_found);
+  CHECK(verified.out.starts_with("quarantined proj_q/pkg_q: stored hash sha256:000"));
+  CHECK(contains(verified.out, "\nDAMAGED: 1 package quarantined; checked 1 package, 0 status changes and 0 facts\n"));
+  const run_result as_json = f.run({"verify", "--json"});
+  CHECK(as_json.exit_code == exit_not_found);
+  simdjson::dom::parser parser;
+  auto report = cli_test::parse_json(parser, as_json.out);
+  CHECK_FALSE(report["ok"].get_bool().value());
+  CHECK(array_of(report, "quarantined").size() == 1);
+
+  check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_q"}), exit_not_found, "quarantined");
+  CHECK(f.run({"pull", "--mode", "latest", "--project", "proj_q"}).out == "no packages in project proj_q\n");
+
+  // A record whose checksum fails, with a record after it: the store is damaged.
+  std::string damaged = log;
+  damaged[agentctx::relay::log_header_size + 12] ^= 0x01;
+  agentctx::relay::append_record(damaged, "{}");
+  cli_test::write_file(f.store + "/relay.log", damaged);
+  const run_result broken = f.run({"verify"});
+  CHECK(broken.exit_code == exit_not_found);
+  CHECK(contains(broken.err, "relay.log"));
+  check_json_failure(f.run({"pull", "--mode", "latest", "--project", "proj_q", "--json"}), exit_not_found,
+                     "internal_error", 500);
+}
+
+TEST_CASE("relay project and session commands") {
+  relay_fixture f;
+  CHECK(f.run({"project", "list"}).exit_code == exit_usage);  // no store yet
+  check_failure(f.run({"project", "list"}), exit_usage, "no Relay store");
+  check_json_failure(f.run({"project", "list", "--json"}), exit_usage, "store_not_found", 404);
+
+  const run_result created = f.run({"project", "create", "proj_demo", "--name", "Demo", "--description", "The demo"});
+  check_clean_success(created);
+  CHECK(created.out == "created project proj_demo\n");
+  check_failure(f.run({"project", "create", "proj_demo"}), exit_duplicate, "already exists");
+  simdjson::dom::parser parser;
+  auto made = f.json(parser, {"project", "create", "proj_two"});
+  CHECK(text_of(made, "project_id") == "proj_two");
+
+  const run_result listed = f.run({"project", "list"});
+  check_clean_success(listed);
+  CHECK(listed.out.starts_with("proj_demo  Demo  created "));
+  CHECK(cli_test::line_count(listed.out) == 2);
+  CHECK(array_of(f.json(parser, {"project", "list"}), "projects").size() == 2);
+
+  const run_result archived = f.run({"project", "archive", "proj_two"});
+  check_clean_success(archived);
+  CHECK(archived.out.starts_with("archived project proj_two at "));
+  auto archived_json = f.json(parser, {"project", "show", "proj_two"});
+  CHECK(archived_json["project"]["archived_at"].is_string());
+  CHECK(f.run({"project", "unarchive", "proj_two"}).out == "unarchived project proj_two\n");
+  check_failure(f.run({"project", "archive", "proj_nowhere"}), exit_not_found, "does not exist");
+
+  // Sessions: a generated id and callsign; packages name their session.
+  auto session = f.json(parser, {"session", "start", "--project", "proj_demo", "--actor", "claude", "--actor-type",
+                                 "agent"});
+  const std::string session_id = text_of(session, "session_id");
+  CHECK(session_id.starts_with("sess_"));
+  CHECK(text_of(session, "callsign").find('-') != std::string::npos);
+  f.deposit(package_text("pkg_s", "Outside a session"));
+  std::string in_session = package_text("pkg_in", "Session work");
+  in_session.replace(in_session.find("\"session_id\":null"), 17, "\"session_id\":\"" + session_id + "\"");
+  f.deposit(in_session);
+  const run_result sessions = f.run({"session", "list", "--project", "proj_demo"});
+  check_clean_success(sessions);
+  CHECK(sessions.out.starts_with(session_id + "  " + text_of(session, "callsign") + "  agent claude in proj_demo"));
+  CHECK(sessions.out.ends_with("(active)\n"));
+  auto listed_sessions = f.json(parser, {"session", "list"});
+  REQUIRE(array_of(listed_sessions, "sessions").size() == 1);
+  auto deposited = array_of(array_of(listed_sessions, "sessions").at(0).value(), "packages_deposited");
+  REQUIRE(deposited.size() == 1);
+  CHECK(std::string(deposited.at(0).get_string().value()) == "pkg_in");
+
+  const run_result ended = f.run({"session", "end", session_id});
+  check_clean_success(ended);
+  CHECK(contains(ended.out, "  ended "));
+  check_failure(f.run({"session", "end", session_id}), exit_invalid_schema, "already ended");
+  check_failure(f.run({"session", "end", "sess_nowhere"}), exit_not_found, "does not exist");
+  check_failure(f.run({"session", "start", "--project", "proj_demo", "--actor", "x", "--actor-type", "robot"}),
+                exit_usage, "--actor-type");
+  CHECK(f.run({"session", "list", "--project", "proj_two"}).out == "no sessions\n");
+
+  auto shown = f.json(parser, {"project", "show", "proj_demo"});
+  CHECK(number_of(shown, "packages") == 2);
+  CHECK(number_of(shown, "sessions") == 1);
+  const run_result show_text = f.run({"project", "show", "proj_demo"});
+  check_clean_success(show_text);
+  CHECK(contains(show_text.out, "\n  The demo\n  2 packages (0 awaiting review), 0 current facts, 1 session\n"));
+  check_failure(f.run({"project", "show", "proj_nowhere"}), exit_not_found, "does not exist");
+  check_failure(f.run({"project"}), exit_usage, "");
+}
+
+TEST_CASE("relay canonical and hash: Appendix A and RFC 8785 forms, and the content hash of a package") {
+  relay_fixture f;
+  // The sample of RFC 8785 section 3.2.2, and its canonical form.
+  const std::string sample = f.file(
+      "sample.json",
+      "{\n  \"numbers\": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],\n"
+      "  \"string\": \"\\u20ac$\\u000F\\u000aA'\\u0042\\u0022\\u005c\\\\\\\"\\/\",\n"
+      "  \"literals\": [null, true, false]\n}\n");
+  const std::string expected =
+      "{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,1e+30,4.5,0.002,1e-27],"
+      "\"string\":\"\xE2\x82\xAC$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}";
+  const run_result jcs = f.run({"canonical", "--rfc8785", sample});
+  check_clean_success(jcs);
+  CHECK(jcs.out == expected);
+  const run_result relay_form = f.run({"canonical", "-"}, sample);
+  check_clean_success(relay_form);
+  CHECK(relay_form.out == expected);  // its only null is inside an array
+
+  // The forms differ on null members.
+  const std::string nulls = f.file("nulls.json", "{\"b\":null,\"a\":1}");
+  CHECK(f.run({"canonical", nulls}).out == "{\"a\":1}");
+  CHECK(f.run({"canonical", "--rfc8785", nulls}).out == "{\"a\":1,\"b\":null}");
+  simdjson::dom::parser parser;
+  auto described = f.json(parser, {"canonical", nulls});
+  CHECK(text_of(described, "form") == "relay");
+  CHECK(text_of(described, "canonical") == "{\"a\":1}");
+  CHECK(text_of(described, "sha256") == "sha256:" + agentctx::to_hex(agentctx::sha256("{\"a\":1}")));
+
+  // hash: SHA-256 of the Appendix A form, the hash deposit computes.
+  const std::string package = f.file("package.json", package_text("pkg_hash", "Hash me"));
+  const run_result hashed = f.run({"hash", package});
+  check_clean_success(hashed);
+  const std::string canonical = f.run({"canonical", package}).out;
+  CHECK(hashed.out == "sha256:" + agentctx::to_hex(agentctx::sha256(canonical)) + "\n");
+  const run_result deposited = f.run({"deposit", package});
+  check_clean_success(deposited);
+  CHECK(contains(deposited.out, hashed.out.substr(0, hashed.out.size() - 1)));
+  auto hash_json = f.json(parser, {"hash", "-"}, package);
+  CHECK(text_of(hash_json, "package_id") == "pkg_hash");
+  CHECK(text_of(hash_json, "hash") + "\n" == hashed.out);
+
+  check_failure(f.run({"hash", f.file("anonymous.json", package_text("", "No id"))}), exit_invalid_schema,
+                "deposit generates one");
+  std::string bad_status = package_text("pkg_bad", "Bad");
+  bad_status.replace(bad_status.find("\"complete\""), 10, "\"finished\"");
+  check_failure(f.run({"hash", f.file("bad.json", bad_status)}), exit_invalid_schema, "bad.json: status must be one of");
+  check_failure(f.run({"hash", f.file("array.json", "[1,2]")}), exit_invalid_schema, "must be a JSON object");
+  check_failure(f.run({"canonical", f.file("dup.json", "{\"a\":1,\"a\":2}")}), exit_invalid_schema,
+                "duplicate member name");
+  check_failure(f.run({"canonical", f.file("truncated.json", "{\"a\":")}), exit_invalid_schema, "truncated.json");
+  check_failure(f.run({"canonical", "nowhere.json"}), exit_usage, "nowhere.json");
+}
+
+TEST_CASE("relay conformance, --help of every command, usage errors and a locked store") {
+  relay_fixture f;
+  const run_result text = f.run({"conformance"});
+  check_clean_success(text);
+  CHECK(contains(text.out, "conformance level  L3\n"));
+  CHECK(contains(text.out, "capabilities       hybrid_search yes, semantic_search yes, realtime no, blob_storage no\n"));
+  simdjson::dom::parser parser;
+  auto descriptor = f.json(parser, {"conformance"});
+  CHECK(text_of(descriptor, "protocol_version") == "0.1");
+  CHECK(text_of(descriptor, "conformance_level") == "L3");
+  CHECK(descriptor["capabilities"]["hybrid_search"].get_bool().value());
+
+  const std::vector<std::vector<std::string>> commands = {
+      {"deposit"}, {"pull"}, {"orient"}, {"orchestrate"}, {"flag"}, {"review"}, {"assert"}, {"invalidate"},
+      {"facts"}, {"history"}, {"export"}, {"import"}, {"verify"}, {"conformance"}, {"canonical"}, {"hash"},
+      {"project", "create"}, {"project", "archive"}, {"project", "unarchive"}, {"project", "list"},
+      {"project", "show"}, {"session", "start"}, {"session", "end"}, {"session", "list"}};
+  for (std::vector<std::string> command : commands) {
+    command.push_back("--help");
+    const run_result help = cli_test::run(RELAY_BIN, command, f.dir.path());
+    CAPTURE(cli_test::joined(command));
+    check_clean_success(help);
+    CHECK(contains(help.out, "--store"));
+    CHECK(contains(help.out, "Exit codes: 0 success"));
+  }
+  const run_result top = cli_test::run(RELAY_BIN, {"--help"}, f.dir.path());
+  check_clean_success(top);
+  CHECK(contains(top.out, "6 project_archived"));
+
+  check_failure(cli_test::run(RELAY_BIN, {}, f.dir.path()), exit_usage, "relay --help");
+  check_failure(cli_test::run(RELAY_BIN, {"bogus"}, f.dir.path()), exit_usage, "bogus");
+  check_failure(f.run({"deposit", "a.json", "--bogus"}), exit_usage, "--bogus");
+  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo"}), exit_usage, "no Relay store");
+
+  // The default store is ./.relay.
+  check_clean_success(cli_test::run(RELAY_BIN, {"project", "create", "proj_here"}, f.dir.path()));
+  CHECK(std::filesystem::exists(f.dir.path() + "/.relay/relay.log"));
+
+  // Another writer holds the store: writes fail with exit 2; reads still work.
+  f.deposit(package_text("pkg_one", "One"));
+  {
+    agentctx::io::posix_file_system fs;
+    auto holder = agentctx::relay::store::open(fs, f.store);
+    REQUIRE(holder.has_value());
+    check_failure(f.run({"deposit", f.file("two.json", package_text("pkg_two", "Two"))}), exit_usage, "locked");
+    check_json_failure(f.run({"project", "create", "proj_x", "--json"}), exit_usage, "store_locked", 503);
+    check_clean_success(f.run({"pull", "--mode", "latest", "--project", "proj_demo"}));
+  }
+  check_clean_success(f.run({"deposit", f.file("two.json", package_text("pkg_two", "Two"))}));
+}
+
+#endif

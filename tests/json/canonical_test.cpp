@@ -1,0 +1,248 @@
+// Canonical JSON (json/canonical.hpp): number formatting, member order in both
+// forms, escapes, and every input RFC 8785 refuses. The differential tests
+// against node's `canonicalize` and String(x) are canonical_node_driver.cpp
+// with node/canonical_diff.mjs (ctest: json_canonical_node_documents, _numbers).
+#include "agentctx/json/canonical.hpp"
+
+#include <doctest/doctest.h>
+
+#include <bit>
+#include <cstdint>
+#include <string>
+
+using agentctx::errc;
+using agentctx::json::canonical_form;
+using agentctx::json::canonicalizer;
+namespace json = agentctx::json;
+
+namespace {
+
+std::string es(double number) {
+  std::string out;
+  json::append_es_number(out, number);
+  return out;
+}
+
+std::string canonical(std::string_view text, canonical_form form = canonical_form::relay) {
+  auto out = json::canonicalize(text, form);
+  REQUIRE_MESSAGE(out.has_value(), out.error().describe());
+  return *out;
+}
+
+}  // namespace
+
+TEST_CASE("numbers are written as ECMAScript's Number::toString writes them (RFC 8785 appendix B)") {
+  struct sample {
+    std::uint64_t bits;
+    const char* text;
+  };
+  const sample samples[] = {
+      {0x0000000000000000, "0"},
+      {0x8000000000000000, "0"},
+      {0x0000000000000001, "5e-324"},
+      {0x8000000000000001, "-5e-324"},
+      {0x7fefffffffffffff, "1.7976931348623157e+308"},
+      {0xffefffffffffffff, "-1.7976931348623157e+308"},
+      {0x4340000000000000, "9007199254740992"},
+      {0xc340000000000000, "-9007199254740992"},
+      {0x4430000000000000, "295147905179352830000"},
+      {0x44b52d02c7e14af5, "9.999999999999997e+22"},
+      {0x44b52d02c7e14af6, "1e+23"},
+      {0x44b52d02c7e14af7, "1.0000000000000001e+23"},
+      {0x444b1ae4d6e2ef4e, "999999999999999700000"},
+      {0x444b1ae4d6e2ef4f, "999999999999999900000"},
+      {0x444b1ae4d6e2ef50, "1e+21"},
+      {0x3eb0c6f7a0b5ed8c, "9.999999999999997e-7"},
+      {0x3eb0c6f7a0b5ed8d, "0.000001"},
+      {0x41b3de4355555553, "333333333.3333332"},
+      {0x41b3de4355555554, "333333333.33333325"},
+      {0x41b3de4355555555, "333333333.3333333"},
+      {0x41b3de4355555556, "333333333.3333334"},
+      {0x41b3de4355555557, "333333333.33333343"},
+      {0xbecbf647612f3696, "-0.0000033333333333333333"},
+      {0x43143ff3c1cb0959, "1424953923781206.2"},
+  };
+  for (const sample& s : samples) {
+    CAPTURE(s.text);
+    CHECK(es(std::bit_cast<double>(s.bits)) == s.text);
+  }
+  CHECK(es(0.1) == "0.1");
+  CHECK(es(1e-6) == "0.000001");
+  CHECK(es(1e-7) == "1e-7");
+  CHECK(es(1.5e-7) == "1.5e-7");
+  CHECK(es(1e20) == "100000000000000000000");
+  CHECK(es(1e21) == "1e+21");
+  CHECK(es(-1e21) == "-1e+21");
+  CHECK(es(123.456) == "123.456");
+  CHECK(es(-42) == "-42");
+  CHECK(es(0.000123) == "0.000123");
+}
+
+TEST_CASE("number text in any spelling canonicalizes to the same form") {
+  CHECK(canonical("[1.0, 1E2, 1e-7, -0, -0.0, 0.1e1, 100e-2, 18446744073709551616, -12345678901234567890123]") ==
+        "[1,100,1e-7,0,0,1,1,18446744073709552000,-1.2345678901234568e+22]");
+  // Long fractions and exponents next to a long integer (found by the fuzzer).
+  CHECK(canonical("[18446744073709551616,0.1234567890123456789]") == "[18446744073709552000,0.12345678901234568]");
+  CHECK(canonical("[18446744073709551616,1e0000000000000000001]") == "[18446744073709552000,10]");
+  CHECK(canonical("[18446744073709551616,-1.5E+0000000000000000002]") == "[18446744073709552000,-150]");
+  CHECK(canonical(canonical("[1e20,0.0000017972345678901235]")) == "[100000000000000000000,0.0000017972345678901235]");
+  CHECK(canonical("9007199254740993") == "9007199254740992");  // nearest double, as JSON.parse reads it
+  CHECK(canonical("1e-400") == "0");                           // underflow to zero, as in JavaScript
+  CHECK(canonical(R"({"n":123456789012345678901234567890})") == R"({"n":1.2345678901234568e+29})");
+  CHECK(canonical(R"(["12345678901234567890123", 12345678901234567890123])") ==
+        R"(["12345678901234567890123",1.2345678901234568e+22])");  // strings stay strings
+}
+
+TEST_CASE("members sort by UTF-8 bytes in the relay form and by UTF-16 code units in RFC 8785") {
+  // The RFC 8785 section 3.2.3 example.
+  const char* text = R"({"\u20ac":"Euro Sign","\r":"Carriage Return","\ufb33":"Hebrew Letter Dalet With Dagesh",)"
+                     R"("1":"One","\ud83d\ude00":"Emoji: Grinning Face","\u0080":"Control","\u00f6":"Latin Small Letter O With Diaeresis"})";
+  CHECK(canonical(text, canonical_form::jcs) ==
+        "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\xC2\x80\":\"Control\",\"\xC3\xB6\":\"Latin Small Letter O With "
+        "Diaeresis\",\"\xE2\x82\xAC\":\"Euro Sign\",\"\xF0\x9F\x98\x80\":\"Emoji: Grinning Face\",\"\xEF\xAC\xB3\":"
+        "\"Hebrew Letter Dalet With Dagesh\"}");
+  CHECK(canonical(text, canonical_form::relay) ==
+        "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\xC2\x80\":\"Control\",\"\xC3\xB6\":\"Latin Small Letter O With "
+        "Diaeresis\",\"\xE2\x82\xAC\":\"Euro Sign\",\"\xEF\xAC\xB3\":\"Hebrew Letter Dalet With Dagesh\",\"\xF0\x9F\x98"
+        "\x80\":\"Emoji: Grinning Face\"}");
+  CHECK(json::name_less("a", "ab", canonical_form::jcs));
+  CHECK_FALSE(json::name_less("ab", "a", canonical_form::jcs));
+  CHECK_FALSE(json::name_less("a", "a", canonical_form::jcs));
+  CHECK(json::name_less("\xF0\x9F\x98\x80", "\xEF\xBF\xBD", canonical_form::jcs));
+  CHECK(json::name_less("\xEF\xBF\xBD", "\xF0\x9F\x98\x80", canonical_form::relay));
+}
+
+TEST_CASE("null members are left out of the relay form, kept in RFC 8785 and inside arrays") {
+  const char* text = R"({"b":null,"a":{"z":null,"y":[null,{"q":null}]},"c":0})";
+  CHECK(canonical(text) == R"({"a":{"y":[null,{}]},"c":0})");
+  CHECK(canonical(text, canonical_form::jcs) == R"({"a":{"y":[null,{"q":null}],"z":null},"b":null,"c":0})");
+  CHECK(canonical("null") == "null");
+  CHECK(canonical(" [ true , false ] ") == "[true,false]");
+}
+
+TEST_CASE("strings use the minimal escapes") {
+  CHECK(canonical(R"(["\u0041\u00e9\/\"\\\b\f\n\r\t\u0000\u001f\u007f\u2028"])") ==
+        "[\"A\xC3\xA9/\\\"\\\\\\b\\f\\n\\r\\t\\u0000\\u001f\x7F\xE2\x80\xA8\"]");
+  CHECK(canonical(R"("\ud83d\ude00")") == "\"\xF0\x9F\x98\x80\"");
+}
+
+TEST_CASE("inputs RFC 8785 refuses are errors with a one-line reason") {
+  struct bad {
+    const char* text;
+    errc code;
+    const char* words;
+  };
+  const bad cases[] = {
+      {R"({"a":1,"a":2})", errc::invalid_value, "duplicate member name \"a\""},
+      {R"({"x":{"b":1,"c":2,"b":3}})", errc::invalid_value, "duplicate member name \"b\""},
+      {R"({"a":null,"a":null})", errc::invalid_value, "duplicate member name"},
+      {R"(["\ud800"])", errc::invalid_value, "lone surrogate"},
+      {R"(["\udc00x"])", errc::invalid_value, "lone surrogate"},
+      {R"(["\ud800\u0041"])", errc::invalid_value, "lone surrogate"},
+      {"[1e400]", errc::invalid_value, "beyond the range"},
+      {"[-1e400]", errc::invalid_value, "beyond the range"},
+      {"[NaN]", errc::invalid_value, "not JSON"},
+      {"[Infinity]", errc::invalid_value, "not JSON"},
+      {"[01]", errc::invalid_value, "number"},
+      {"\"\xFF\"", errc::invalid_utf8, "UTF-8"},
+      {"", errc::invalid_value, "empty"},
+      {"[1,]", errc::invalid_value, "not JSON"},
+      {"{\"a\":1} x", errc::invalid_value, "not JSON"},
+      {"[\"abc", errc::invalid_value, ""},
+  };
+  canonicalizer c;
+  for (const bad& b : cases) {
+    CAPTURE(b.text);
+    for (canonical_form form : {canonical_form::relay, canonical_form::jcs}) {
+      auto out = c.canonicalize(b.text, form);
+      REQUIRE_FALSE(out.has_value());
+      CHECK(out.error().code == b.code);
+      CHECK(out.error().message.find(b.words) != std::string::npos);
+      CHECK(out.error().message.find('\n') == std::string::npos);
+    }
+    CHECK_FALSE(c.parse(b.text).has_value());
+  }
+  // Integers of 400 digits are doubles beyond range, as 1e400 is.
+  std::string long_integer = "[1";
+  long_integer.append(400, '0').append("]");
+  CHECK_FALSE(c.canonicalize(long_integer).has_value());
+  // Deep nesting within simdjson's limit works; beyond it is an error.
+  const auto nested = [](std::size_t depth) { return std::string(depth, '[').append(depth, ']'); };
+  CHECK(c.canonicalize(nested(1000)).has_value());
+  CHECK_FALSE(c.canonicalize(nested(1100)).has_value());
+  // Exactly 1024 levels around a scalar: both the text and the tree paths agree.
+  const auto around_one = [](std::size_t depth) { return std::string(depth, '[').append("1").append(depth, ']'); };
+  CHECK(c.canonicalize(around_one(1024)).has_value());
+  CHECK_FALSE(c.canonicalize(around_one(1025)).has_value());
+  json::value tree = 1;
+  for (int i = 0; i < 1024; ++i) tree = json::value::array_type{std::move(tree)};
+  REQUIRE(json::serialize(tree).has_value());
+  tree = json::value::array_type{std::move(tree)};
+  CHECK_FALSE(json::serialize(tree).has_value());
+}
+
+TEST_CASE("a canonicalizer is reusable and canonicalization is idempotent") {
+  canonicalizer c;
+  const char* docs[] = {R"({"b":[1,2,{"d":1e21,"c":"x"}],"a":"\u00e9"})", "[]", "{}", "\"s\"", "-0.5",
+                        R"({"k":{"k":{"k":null}}})"};
+  for (const char* doc : docs) {
+    for (canonical_form form : {canonical_form::relay, canonical_form::jcs}) {
+      auto once = c.canonicalize(doc, form);
+      REQUIRE(once.has_value());
+      const std::string first(*once);
+      auto twice = c.canonicalize(first, form);
+      REQUIRE(twice.has_value());
+      CHECK(*twice == first);
+    }
+  }
+}
+
+TEST_CASE("parse builds a tree that keeps member order; the tree canonicalizes like the text") {
+  auto tree = json::parse(R"({"b":1,"a":[true,null,"x"],"c":{"z":1.5,"y":null}})");
+  REQUIRE(tree.has_value());
+  REQUIRE(tree->is_object());
+  CHECK(tree->as_object()[0].first == "b");
+  CHECK(tree->as_object()[1].first == "a");
+  CHECK(tree->find("a")->as_array().size() == 3);
+  CHECK(tree->find("c")->find("z")->as_number() == 1.5);
+  CHECK(tree->find("missing") == nullptr);
+  auto text = json::serialize(*tree);
+  REQUIRE(text.has_value());
+  CHECK(*text == R"({"a":[true,null,"x"],"b":1,"c":{"z":1.5}})");
+  auto jcs = json::serialize(*tree, canonical_form::jcs);
+  REQUIRE(jcs.has_value());
+  CHECK(*jcs == R"({"a":[true,null,"x"],"b":1,"c":{"y":null,"z":1.5}})");
+
+  tree->set("b", "changed");
+  tree->set("d", json::value::array_type{1, 2});
+  CHECK(tree->erase("a"));
+  CHECK_FALSE(tree->erase("a"));
+  CHECK(*json::serialize(*tree) == R"({"b":"changed","c":{"z":1.5},"d":[1,2]})");
+  CHECK(*tree == *json::parse(R"({"d":[1,2],"c":{"z":1.5,"y":null},"b":"changed"})"));
+  CHECK_FALSE(*tree == *json::parse(R"({"d":[1,2],"c":{"z":1.5},"b":"changed"})"));
+}
+
+TEST_CASE("a tree a program built is checked as it is written") {
+  json::value bad_number = json::value::array_type{std::nan("")};
+  CHECK(json::serialize(bad_number).error().code == errc::invalid_value);
+  json::value infinite = json::value::array_type{1e308 * 10};
+  CHECK_FALSE(json::serialize(infinite).has_value());
+  json::value bad_text = json::value::object_type{{"k", std::string("\xC3")}};
+  CHECK(json::serialize(bad_text).error().code == errc::invalid_utf8);
+  json::value bad_name = json::value::object_type{{std::string("\xFF"), 1}};
+  CHECK(json::serialize(bad_name).error().code == errc::invalid_utf8);
+  json::value dup = json::value::object_type{{"a", 1}, {"a", 2}};
+  CHECK(json::serialize(dup).error().message == "duplicate member name \"a\"");
+  json::value null_dup = json::value::object_type{{"a", nullptr}, {"a", nullptr}};
+  CHECK(json::serialize(null_dup, canonical_form::jcs).error().message == "duplicate member name \"a\"");
+  json::value deep;
+  for (int i = 0; i < 1100; ++i) deep = json::value::array_type{std::move(deep)};
+  CHECK_FALSE(json::serialize(deep).has_value());
+}
+
+TEST_CASE("to_text writes a tree with its members in their order") {
+  auto tree = json::parse(R"({"b":1,"a":[true,null,"x\n"],"c":{"z":1.5}})");
+  REQUIRE(tree.has_value());
+  CHECK(json::to_text(*tree) == R"({"b":1,"a":[true,null,"x\n"],"c":{"z":1.5}})");
+  CHECK(json::to_text(*tree, json::layout::pretty).find("\n  \"a\": [") != std::string::npos);
+}

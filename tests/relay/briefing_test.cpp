@@ -1,0 +1,287 @@
+// relay/briefing.hpp (orient, orchestrate), relay/search.hpp (pull relevant)
+// and relay/export.hpp (export, import).
+#include "agentctx/relay/briefing.hpp"
+
+#include <doctest/doctest.h>
+
+#include "agentctx/agdb/hash_embedder.hpp"
+#include "agentctx/relay/conformance.hpp"
+#include "agentctx/relay/export.hpp"
+#include "agentctx/relay/search.hpp"
+#include "relay_test_support.hpp"
+
+using namespace relay_test;
+using agentctx::errc;
+
+namespace {
+
+// The test clock starts at 2026-04-18T20:00:00Z; packages are dated relative to it.
+json::value dated(std::string id, std::string created_at, int significance, std::vector<std::string> questions = {},
+                  std::string title = "") {
+  json::value p = package(id, "proj_demo", title.empty() ? "package " + id : title, created_at);
+  p.set("significance", significance);
+  if (!questions.empty()) p.set("open_questions", json::value::array_type(questions.begin(), questions.end()));
+  return p;
+}
+
+relay::store seeded(agentctx::io::memory_file_system& fs) {
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  require_value(store.deposit(dated("old", "2026-03-01T00:00:00Z", 9, {"stale?"})));
+  require_value(store.deposit(dated("p1", "2026-04-10T00:00:00Z", 3, {"who owns the index?", "shared?"})));
+  require_value(store.deposit(dated("p2", "2026-04-15T00:00:00Z", 8, {"shared?"})));
+  require_value(store.deposit(dated("p3", "2026-04-17T00:00:00Z", 5)));
+  relay::fact_assertion a;
+  a.project_id = "proj_demo";
+  a.subject = "dashboard";
+  a.predicate = "status";
+  a.value = "live";
+  require_value(store.assert_fact(a));
+  a.subject = "api";
+  a.confidence = 0.2;
+  require_value(store.assert_fact(a));
+  return store;
+}
+
+std::vector<std::string> ids_of(const json::value& array) {
+  std::vector<std::string> out;
+  for (const auto& p : array.as_array()) out.push_back(p.find("package_id")->as_string());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("orient returns exactly the section 8.3 bundle, windowed and in a fixed order") {
+  agentctx::io::memory_file_system fs;
+  auto store = seeded(fs);
+  auto o = require_value(relay::orient(store, "proj_demo"));
+  const auto& members = o.bundle.as_object();
+  REQUIRE(members.size() == 6);
+  const char* names[] = {"project", "recent_packages", "active_facts", "open_questions", "window_days", "generated_at"};
+  for (std::size_t i = 0; i < 6; ++i) CHECK(members[i].first == names[i]);
+  CHECK(ids_of(*o.bundle.find("recent_packages")) == std::vector<std::string>{"p3", "p2", "p1"});
+  CHECK(o.bundle.find("window_days")->as_number() == 14);
+  CHECK(o.bundle.find("project")->find("project_id")->as_string() == "proj_demo");
+  const auto& facts = o.bundle.find("active_facts")->as_array();
+  REQUIRE(facts.size() == 2);
+  CHECK(facts[0].find("subject")->as_string() == "api");
+  const auto& questions = o.bundle.find("open_questions")->as_array();
+  REQUIRE(questions.size() == 2);
+  CHECK(questions[0].as_string() == "shared?");
+  CHECK(questions[1].as_string() == "who owns the index?");
+  CHECK(o.bytes == require_value(json::serialize(o.bundle, json::canonical_form::jcs)).size());
+  CHECK(o.estimated_tokens == (o.bytes + 3) / 4);
+
+  relay::orient_options wide;
+  wide.window_days = 60;
+  CHECK(ids_of(*require_value(relay::orient(store, "proj_demo", wide)).bundle.find("recent_packages")).size() == 4);
+  CHECK(relay::orient(store, "proj_nope").error().code == errc::not_found);
+  wide.window_days = 0;
+  CHECK(relay::orient(store, "proj_demo", wide).error().code == errc::invalid_argument);
+}
+
+TEST_CASE("orient under a budget drops the lowest significance first and says what it left out") {
+  agentctx::io::memory_file_system fs;
+  auto store = seeded(fs);
+  const auto full = require_value(relay::orient(store, "proj_demo"));
+  relay::orient_options o;
+  o.max_bytes = full.bytes - 50;
+  auto trimmed = require_value(relay::orient(store, "proj_demo", o));
+  CHECK(trimmed.bytes <= *o.max_bytes);
+  // The 0.2-confidence fact ranks 2, below p1 (significance 3): it goes first.
+  CHECK(trimmed.omitted_facts == 1);
+  CHECK(trimmed.omitted_packages.empty());
+  const json::value* report = trimmed.bundle.find("x-agentctx-budget");
+  REQUIRE(report != nullptr);
+  CHECK(report->find("bytes")->as_number() == trimmed.bytes);
+  CHECK(report->find("omitted_facts")->as_number() == 1);
+  CHECK(report->find("max_bytes")->as_number() == *o.max_bytes);
+  // Tighter: p1 next, then its question "who owns the index?" (significance 3).
+  o.max_bytes = full.bytes - 700;
+  auto tighter = require_value(relay::orient(store, "proj_demo", o));
+  CHECK(tighter.bytes <= *o.max_bytes);
+  REQUIRE_FALSE(tighter.omitted_packages.empty());
+  CHECK(tighter.omitted_packages[0] == "p1");
+  CHECK(tighter.bundle.find("x-agentctx-budget")->find("omitted_packages")->as_array().size() ==
+        tighter.omitted_packages.size());
+  // Whatever was dropped ranks no higher than whatever was kept.
+  int highest_dropped = 0;
+  for (const auto& id : tighter.omitted_packages) {
+    highest_dropped = std::max(highest_dropped, require_value(store.find_package(id))->package.significance);
+  }
+  for (const auto& kept : tighter.bundle.find("recent_packages")->as_array()) {
+    CHECK(kept.find("significance")->as_number() >= highest_dropped);
+  }
+
+  relay::orient_options tokens;
+  tokens.max_tokens = 100;
+  auto small = require_value(relay::orient(store, "proj_demo", tokens));
+  CHECK(small.estimated_tokens <= 100);
+  CHECK(small.omitted_packages.size() == 3);
+  CHECK(small.bundle.find("recent_packages")->as_array().empty());
+
+  relay::orient_options tiny;
+  tiny.max_bytes = 10;  // smaller than the fixed part: everything omitted, still a valid bundle
+  auto least = require_value(relay::orient(store, "proj_demo", tiny));
+  CHECK(least.bundle.find("active_facts")->as_array().empty());
+  CHECK(least.omitted_facts == 2);
+  CHECK(least.omitted_open_questions == 2);
+  tiny.max_bytes = 0;
+  CHECK(relay::orient(store, "proj_demo", tiny).error().code == errc::invalid_argument);
+}
+
+TEST_CASE("pull relevant ranks by the fused vector and BM25 rankings") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  auto a = package("a", "proj_demo", "Retrieval benchmark results");
+  a.set("description", "LongMemEval recall at 5 reached 97 percent after the reranker change");
+  auto b = package("b", "proj_demo", "Dashboard filter shipped");
+  b.set("description", "The archive filter on the dashboard now hides archived projects");
+  auto c = package("c", "proj_demo", "Billing migration");
+  c.set("content_md", "Stripe webhooks moved to the new queue");
+  for (auto* p : {&a, &b, &c}) require_value(store.deposit(*p));
+  agentctx::agdb::hash_embedder embedder;
+  auto hits = require_value(relay::pull_relevant(store, "proj_demo", "dashboard archive filter", 2, embedder));
+  REQUIRE(hits.size() == 2);
+  CHECK(hits[0].package->package.package_id == "b");
+  CHECK(hits[0].lexical_score > 0);
+  CHECK(hits[0].score >= hits[1].score);
+  auto recall = require_value(relay::pull_relevant(store, "", "recall reranker", 1, embedder));
+  CHECK(recall[0].package->package.package_id == "a");
+  CHECK(relay::pull_relevant(store, "proj_demo", "", 2, embedder).error().code == errc::invalid_argument);
+  CHECK(relay::pull_relevant(store, "proj_nope", "x", 2, embedder).error().code == errc::not_found);
+  CHECK(relay::searchable_text(require_value(store.find_package("c"))->package).find("Stripe") != std::string::npos);
+}
+
+TEST_CASE("orchestrate digests a project, or every active project, leaving drafts out") {
+  agentctx::io::memory_file_system fs;
+  auto store = seeded(fs);
+  auto draft = dated("d1", "2026-04-18T00:00:00Z", 10, {"draft question?"});
+  draft.set("status", "draft");
+  require_value(store.deposit(draft));
+  auto decided = dated("p4", "2026-04-18T10:00:00Z", 7, {}, "Chose the reranker");
+  decided.set("decisions_made", json::value::array_type{"use the cross-encoder"});
+  decided.set("handoff_note", "benchmark it on the full set");
+  decided.set("estimated_next_actor", "agent");
+  require_value(store.deposit(decided));
+  require_value(store.deposit(package("q1", "proj_other", "Other project work", "2026-04-18T00:00:00Z")));
+  agentctx::agdb::hash_embedder embedder;
+
+  relay::orchestrate_options one;
+  one.project_id = "proj_demo";
+  one.focus = "reranker";
+  one.snippets = 2;
+  auto digest = require_value(relay::orchestrate(store, one, embedder));
+  CHECK(digest.find("scope")->as_string() == "project");
+  const json::value* summary = digest.find("summary");
+  CHECK(summary->find("packages")->as_number() == 4);  // p1 p2 p3 p4; the draft and "old" are out
+  CHECK(summary->find("decisions")->as_array().size() == 1);
+  CHECK(summary->find("handoffs")->as_array()[0].find("estimated_next_actor")->as_string() == "agent");
+  CHECK(summary->find("most_significant")->as_array()[0].find("package_id")->as_string() == "p2");
+  const auto& snippets = digest.find("snippets")->as_array();
+  REQUIRE(snippets.size() == 2);
+  CHECK(snippets[0].find("package_id")->as_string() == "p4");
+  CHECK(digest.find("projects") == nullptr);
+  for (const auto& q : digest.find("open_questions")->as_array()) CHECK(q.as_string() != "draft question?");
+
+  relay::orchestrate_options global;
+  auto all = require_value(relay::orchestrate(store, global, embedder));
+  CHECK(all.find("scope")->as_string() == "global");
+  CHECK(all.find("projects")->as_array().size() == 2);
+  CHECK(all.find("snippets")->as_array().empty());
+  require_value(store.set_archived("proj_other", true));
+  CHECK(require_value(relay::orchestrate(store, global, embedder)).find("projects")->as_array().size() == 1);
+  one.project_id = "proj_nope";
+  CHECK(relay::orchestrate(store, one, embedder).error().code == errc::not_found);
+}
+
+TEST_CASE("export then import into another store preserves every hash, x-* member, status change and fact") {
+  agentctx::io::memory_file_system fs;
+  auto source = seeded(fs);
+  auto draft = dated("d1", "2026-04-18T00:00:00Z", 4);
+  draft.set("status", "draft");
+  draft.set("x-trust-score", 0.93);
+  draft.set("created_by", json::value::object_type{{"id", "j"}, {"type", "human"}, {"x-fingerprint", "ab:cd"}});
+  require_value(source.deposit(draft));
+  require_value(source.flag_for_review("d1", relay::review_type::human, "look"));
+  require_value(source.review("d1", relay::package_status::complete));
+  relay::fact_assertion a;
+  a.project_id = "proj_demo";
+  a.subject = "dashboard";
+  a.predicate = "status";
+  a.value = "down";
+  require_value(source.assert_fact(a));
+  require_value(source.start_session("proj_demo", "claude", relay::actor_type::agent));
+
+  std::string text;
+  require_ok(relay::export_ndjson(source, "proj_demo", text));
+  CHECK(text.starts_with(R"({"exported_at":)"));
+
+  agentctx::io::memory_file_system other;
+  auto target = require_value(relay::store::open(other, "/copy", test_options()));
+  auto report = require_value(relay::import_ndjson(target, text));
+  CHECK(report.projects == 1);
+  CHECK(report.packages == 5);
+  CHECK(report.status_changes == 2);
+  CHECK(report.facts == 3);
+  CHECK(report.sessions == 1);
+  CHECK(report.skipped == 0);
+  for (const auto* p : require_value(source.packages_of("proj_demo"))) {
+    auto copy = require_value(target.find_package(p->package.package_id, "proj_demo"));
+    CHECK(copy->hash == p->hash);
+    CHECK(copy->deposited_hash == p->deposited_hash);
+    CHECK(copy->package.wire == p->package.wire);
+    CHECK(copy->changes.size() == p->changes.size());
+  }
+  auto copy = require_value(target.find_package("d1"));
+  CHECK(copy->package.wire.find("x-trust-score")->as_number() == doctest::Approx(0.93));
+  CHECK(copy->package.wire.find("created_by")->find("x-fingerprint")->as_string() == "ab:cd");
+  CHECK(target.history("proj_demo", "dashboard", "status").size() == 2);
+  CHECK(target.current_fact("proj_demo", "dashboard", "status")->value == "down");
+  CHECK(require_value(target.verify()).ok());
+
+  // Importing again changes nothing; the export of the copy equals the original's (but for its time).
+  auto again = require_value(relay::import_ndjson(target, text));
+  CHECK(again.packages + again.facts + again.status_changes + again.projects + again.sessions == 0);
+  CHECK(again.skipped > 0);
+  std::string text2;
+  require_ok(relay::export_ndjson(target, "proj_demo", text2));
+  CHECK(text2.substr(text2.find('\n')) == text.substr(text.find('\n')));
+}
+
+TEST_CASE("import refuses bad lines and conflicts before writing anything") {
+  agentctx::io::memory_file_system fs;
+  auto source = seeded(fs);
+  std::string text;
+  require_ok(relay::export_ndjson(source, "", text));
+  agentctx::io::memory_file_system other;
+  auto target = require_value(relay::store::open(other, "/copy", test_options()));
+
+  std::string tampered = text;
+  const auto at = tampered.find("package p2");
+  REQUIRE(at != std::string::npos);
+  tampered.replace(at, 10, "package P2");
+  auto refused = relay::import_ndjson(target, tampered);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().message.find("hashes to") != std::string::npos);
+  CHECK(refused.error().message.starts_with("line "));
+  CHECK(target.projects().empty());  // nothing written
+
+  CHECK(relay::import_ndjson(target, "{not json}\n").error().message.starts_with("line 1: not JSON"));
+  CHECK(relay::import_ndjson(target, R"({"kind":"mystery"})").error().message.starts_with("line 1: unknown kind"));
+  CHECK(relay::import_ndjson(target, R"({"kind":"package","hash":"sha256:00","package":{}})").error().code ==
+        errc::invalid_argument);
+
+  // Same id, other content: 409.
+  require_value(target.deposit(dated("p2", "2026-04-15T00:00:00Z", 1)));
+  auto conflict = relay::import_ndjson(target, text);
+  REQUIRE_FALSE(conflict.has_value());
+  CHECK(conflict.error().code == errc::already_exists);
+  CHECK(require_value(target.latest("proj_demo", 10)).size() == 1);
+}
+
+TEST_CASE("the conformance descriptor declares L3 and the real capabilities") {
+  const auto d = relay::conformance_descriptor();
+  CHECK(require_value(json::serialize(d)) ==
+        R"({"capabilities":{"blob_storage":false,"hybrid_search":true,"realtime":false,"semantic_search":true},)"
+        R"("conformance_level":"L3","implementation":{"name":"agentctx","version":"0.1.0"},"protocol_version":"0.1"})");
+}

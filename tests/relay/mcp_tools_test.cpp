@@ -1,0 +1,662 @@
+// relay/mcp_tools.hpp: every tool through an mcp::server (the in-memory
+// session of the MCP tests) over a store on an in-memory file system: the
+// success paths, every protocol error code, and bad arguments.
+#include "agentctx/relay/mcp_tools.hpp"
+
+#include <doctest/doctest.h>
+#include <simdjson.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "agentctx/agdb/hash_embedder.hpp"
+#include "agentctx/io/fault_injecting_file_system.hpp"
+#include "agentctx/relay/log_format.hpp"
+#include "mcp/mcp_test_support.hpp"
+#include "relay_test_support.hpp"
+
+using namespace relay_test;
+using agentctx::errc;
+namespace agdb = agentctx::agdb;
+namespace io = agentctx::io;
+namespace mcp = agentctx::mcp;
+
+namespace {
+
+/// A relay store on `fs` with the relay tools, and sessions over them.
+struct relay_fixture {
+  explicit relay_fixture(io::file_system& fs, agdb::embedder* embedder = nullptr)
+      : store(require_value(relay::store::open(fs, "/r", test_options()))),
+        embedder_(embedder != nullptr ? embedder : &hash_embedder) {}
+
+  mcp_test::session session(relay::mcp_tool_options options = {}) {
+    mcp::tool_registry tools;
+    require_ok(relay::add_mcp_tools(tools, store, *embedder_, options));
+    mcp_test::session s(mcp::server({"relay-test", "0.0.1", "Relay", "Use the relay tools."}, std::move(tools)));
+    REQUIRE(s.send(mcp_test::initialize(1)).has_value());
+    return s;
+  }
+
+  relay::store store;
+  agdb::hash_embedder hash_embedder{64};
+
+ private:
+  agdb::embedder* embedder_;
+};
+
+/// A fixture with its own in-memory file system.
+struct memory_relay {
+  io::memory_file_system fs;
+  relay_fixture relay{fs};
+};
+
+std::string text_of(const json::value& v) { return require_value(json::serialize(v, json::canonical_form::jcs)); }
+
+std::string deposit_arguments(const json::value& package) { return R"({"package":)" + text_of(package) + "}"; }
+
+/// The protocol error of a failed call: {"code", "status", "message"}.
+struct protocol_failure {
+  std::string code;
+  std::int64_t status = 0;
+  std::string message;
+};
+
+protocol_failure call_protocol_error(mcp_test::session& s, std::string_view tool, std::string_view arguments) {
+  const std::string text = s.call_error(tool, arguments);
+  INFO("error text: " << text);
+  simdjson::dom::parser parser;
+  simdjson::dom::element root;
+  REQUIRE(parser.parse(text).get(root) == simdjson::SUCCESS);
+  protocol_failure out;
+  out.code = std::string(root["error"]["code"].get_string().value());
+  out.status = root["error"]["status"].get_int64().value();
+  out.message = std::string(root["error"]["message"].get_string().value());
+  return out;
+}
+
+void check_protocol_error(mcp_test::session& s, std::string_view tool, std::string_view arguments,
+                          std::string_view code, std::int64_t status, std::string_view message_part = {}) {
+  INFO(tool << " " << arguments);
+  const protocol_failure e = call_protocol_error(s, tool, arguments);
+  CHECK(e.code == code);
+  CHECK(e.status == status);
+  if (!message_part.empty()) CHECK_MESSAGE(e.message.find(message_part) != std::string::npos, e.message);
+}
+
+void check_argument_error(mcp_test::session& s, std::string_view tool, std::string_view arguments,
+                          std::string_view message_part) {
+  INFO(tool << " " << arguments);
+  const std::string text = s.call_error(tool, arguments);
+  CHECK_MESSAGE(text.starts_with("invalid arguments for " + std::string(tool) + ": "), text);
+  CHECK_MESSAGE(text.find(message_part) != std::string::npos, text);
+}
+
+std::string str(simdjson::dom::element e) { return std::string(e.get_string().value()); }
+
+json::value draft(std::string id, std::string project = "proj_demo", std::string title = "Draft work") {
+  json::value p = package(std::move(id), std::move(project), std::move(title));
+  p.set("status", "draft");
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("tools/list: the eleven relay tools, each with object input and output schemas") {
+  memory_relay f;
+  auto s = f.relay.session();
+  const simdjson::dom::element list = s.result(mcp_test::request(2, "tools/list"));
+  std::vector<std::string> names;
+  const simdjson::dom::array tools = list["tools"].get_array().value();
+  for (const simdjson::dom::element tool : tools) {
+    names.push_back(str(tool["name"]));
+    CHECK(str(tool["inputSchema"]["type"]) == "object");
+    CHECK(str(tool["outputSchema"]["type"]) == "object");
+    CHECK(str(tool["description"]).size() > 40);
+    CHECK(str(tool["title"]).size() > 5);
+  }
+  CHECK(names == std::vector<std::string>{"relay_deposit", "relay_pull", "relay_orient", "relay_orchestrate",
+                                          "relay_flag_for_review", "relay_review", "relay_assert_fact",
+                                          "relay_invalidate_fact", "relay_query_facts", "relay_awaiting_review",
+                                          "relay_conformance"});
+  // The package argument is an open object: members the spec adds (x-*) pass.
+  const simdjson::dom::element deposit = list["tools"].at(0)["inputSchema"];
+  CHECK(deposit["properties"]["package"]["additionalProperties"].get_bool().value());
+  CHECK(str(list["tools"].at(1)["inputSchema"]["required"].at(0)) == "mode");
+}
+
+TEST_CASE("add_mcp_tools refuses zero limits and taken names") {
+  memory_relay f;
+  mcp::tool_registry tools;
+  relay::mcp_tool_options zero;
+  zero.max_limit = 0;
+  CHECK(relay::add_mcp_tools(tools, f.relay.store, f.relay.hash_embedder, zero).error().code == errc::invalid_argument);
+  require_ok(relay::add_mcp_tools(tools, f.relay.store, f.relay.hash_embedder));
+  CHECK(relay::add_mcp_tools(tools, f.relay.store, f.relay.hash_embedder).error().code == errc::invalid_argument);
+}
+
+TEST_CASE("relay_deposit: stored with its hash; the identical package again is idempotent; other content is 409") {
+  memory_relay f;
+  auto s = f.relay.session();
+  json::value p = package("pkg_1");
+  p.set("x-trust-score", 0.9);
+  p.set("decisions_made", json::value::array_type{"Soft archive via archived_at timestamp"});
+  const std::string expected_hash = require_value(relay::content_hash(p));
+
+  const simdjson::dom::element first = s.call_ok("relay_deposit", deposit_arguments(p));
+  CHECK(first["created"].get_bool().value());
+  CHECK(str(first["hash"]) == expected_hash);
+  CHECK(str(first["package"]["package_id"]) == "pkg_1");
+  CHECK(first["package"]["x-trust-score"].get_double().value() == 0.9);
+  CHECK(f.relay.store.find_package("pkg_1").has_value());
+
+  const simdjson::dom::element again = s.call_ok("relay_deposit", deposit_arguments(p));
+  CHECK_FALSE(again["created"].get_bool().value());
+  CHECK(str(again["hash"]) == expected_hash);
+
+  p.set("title", "Another title");
+  check_protocol_error(s, "relay_deposit", deposit_arguments(p), "duplicate_package_id", 409, "pkg_1");
+
+  // Without a package_id one is generated.
+  const simdjson::dom::element generated = s.call_ok("relay_deposit", deposit_arguments(package("")));
+  CHECK(str(generated["package"]["package_id"]).starts_with("pkg_"));
+  CHECK(str(generated["package"]["package_id"]).size() == 36);
+}
+
+TEST_CASE("relay_deposit: schema violations are 400 invalid_schema; an archived project is 403") {
+  memory_relay f;
+  auto s = f.relay.session();
+  json::value p = package("pkg_1");
+  p.erase("title");
+  check_protocol_error(s, "relay_deposit", deposit_arguments(p), "invalid_schema", 400, "title is required");
+  p = package("pkg_1");
+  p.set("created_by", json::value::object_type{{"id", "r2"}, {"type", "robot"}});
+  check_protocol_error(s, "relay_deposit", deposit_arguments(p), "invalid_schema", 400,
+                       "created_by.type must be one of human, agent, script");
+  p = package("pkg_1");
+  p.set("package_type", "memo");
+  check_protocol_error(s, "relay_deposit", deposit_arguments(p), "invalid_schema", 400, "package_type");
+  // Duplicate member names (simdjson keeps both; the store's parser refuses them).
+  check_protocol_error(s, "relay_deposit", R"({"package":{"title":"a","title":"b"}})", "invalid_schema", 400,
+                       "duplicate member name");
+
+  require_value(f.relay.store.deposit(package("pkg_0")));
+  require_value(f.relay.store.set_archived("proj_demo", true));
+  check_protocol_error(s, "relay_deposit", deposit_arguments(package("pkg_1")), "project_archived", 403, "archived");
+}
+
+TEST_CASE("relay_deposit: bad arguments are refused by the input schema") {
+  memory_relay f;
+  auto s = f.relay.session();
+  check_argument_error(s, "relay_deposit", "{}", "package is required");
+  check_argument_error(s, "relay_deposit", R"({"package":"{}"})", "package must be an object, not a string");
+  check_argument_error(s, "relay_deposit", R"({"package":{},"extra":1})", "unknown property 'extra'");
+}
+
+TEST_CASE("relay_pull latest: newest first, limited; an unknown project is 404 project_not_found") {
+  memory_relay f;
+  auto s = f.relay.session();
+  require_value(f.relay.store.deposit(package("pkg_a", "proj_demo", "first", "2026-04-10T00:00:00Z")));
+  require_value(f.relay.store.deposit(package("pkg_c", "proj_demo", "third", "2026-04-12T00:00:00Z")));
+  require_value(f.relay.store.deposit(package("pkg_b", "proj_demo", "second", "2026-04-11T00:00:00Z")));
+
+  const simdjson::dom::element all = s.call_ok("relay_pull", R"({"mode":"latest","project_id":"proj_demo"})");
+  CHECK(str(all["mode"]) == "latest");
+  CHECK(str(all["project_id"]) == "proj_demo");
+  const simdjson::dom::array packages = all["packages"].get_array().value();
+  REQUIRE(packages.size() == 3);
+  CHECK(str(packages.at(0)["package"]["package_id"]) == "pkg_c");
+  CHECK(str(packages.at(1)["package"]["package_id"]) == "pkg_b");
+  CHECK(str(packages.at(2)["package"]["package_id"]) == "pkg_a");
+  CHECK(str(packages.at(0)["hash"]) == require_value(f.relay.store.find_package("pkg_c"))->hash);
+
+  const simdjson::dom::element one = s.call_ok("relay_pull", R"({"mode":"latest","project_id":"proj_demo","limit":1})");
+  REQUIRE(one["packages"].get_array().value().size() == 1);
+  CHECK(str(one["packages"].at(0)["package"]["package_id"]) == "pkg_c");
+
+  check_protocol_error(s, "relay_pull", R"({"mode":"latest","project_id":"proj_nope"})", "project_not_found", 404,
+                       "proj_nope");
+  check_argument_error(s, "relay_pull", R"({"mode":"latest"})", "mode latest needs project_id");
+  check_argument_error(s, "relay_pull", R"({"mode":"latest","project_id":"proj_demo","limit":0})",
+                       "limit must be at least 1, not 0");
+  check_argument_error(s, "relay_pull", R"({"mode":"latest","project_id":"proj_demo","limit":1001})",
+                       "limit must be at most 1000");
+  check_argument_error(s, "relay_pull", R"({"mode":"oldest","project_id":"proj_demo"})",
+                       "mode must be one of latest, specific, relevant");
+  check_argument_error(s, "relay_pull", R"({"project_id":"proj_demo"})", "mode is required");
+}
+
+TEST_CASE("relay_pull specific: the package, in its current state; a missing one is 404 package_not_found") {
+  memory_relay f;
+  auto s = f.relay.session();
+  require_value(f.relay.store.deposit(package("pkg_1")));
+  require_value(f.relay.store.deposit(package("pkg_2", "proj_demo")));
+  require_value(f.relay.store.deposit(package("pkg_2", "proj_other")));
+
+  const simdjson::dom::element found = s.call_ok("relay_pull", R"({"mode":"specific","package_id":"pkg_1"})");
+  REQUIRE(found["packages"].get_array().value().size() == 1);
+  CHECK(str(found["packages"].at(0)["package"]["title"]) == "Shipped archive");
+  CHECK(str(found["packages"].at(0)["hash"]) == require_value(relay::content_hash(package("pkg_1"))));
+
+  check_protocol_error(s, "relay_pull", R"({"mode":"specific","package_id":"pkg_404"})", "package_not_found", 404,
+                       "pkg_404");
+  check_protocol_error(s, "relay_pull", R"({"mode":"specific","package_id":"pkg_1","project_id":"proj_other"})",
+                       "package_not_found", 404);
+  // An id held by two projects needs its project.
+  check_protocol_error(s, "relay_pull", R"({"mode":"specific","package_id":"pkg_2"})", "invalid_schema", 400,
+                       "name the project");
+  const simdjson::dom::element other =
+      s.call_ok("relay_pull", R"({"mode":"specific","package_id":"pkg_2","project_id":"proj_other"})");
+  CHECK(str(other["packages"].at(0)["package"]["project_id"]) == "proj_other");
+  check_argument_error(s, "relay_pull", R"({"mode":"specific"})", "mode specific needs package_id");
+  check_argument_error(s, "relay_pull", R"({"mode":"specific","package_id":""})", "package_id must not be empty");
+}
+
+TEST_CASE("relay_pull relevant: hybrid ranking with scores, in one project or all") {
+  memory_relay f;
+  auto s = f.relay.session();
+  json::value retrieval = package("pkg_r", "proj_demo", "Retrieval benchmark on LongMemEval");
+  retrieval.set("description", "recall at five reached 97 percent with hybrid retrieval");
+  json::value dashboard = package("pkg_d", "proj_demo", "Dashboard archive filter");
+  dashboard.set("description", "the dashboard hides archived projects");
+  require_value(f.relay.store.deposit(retrieval));
+  require_value(f.relay.store.deposit(dashboard));
+  require_value(f.relay.store.deposit(package("pkg_o", "proj_other", "Retrieval notes elsewhere")));
+
+  const simdjson::dom::element hits =
+      s.call_ok("relay_pull", R"({"mode":"relevant","project_id":"proj_demo","query":"hybrid retrieval recall"})");
+  CHECK(str(hits["query"]) == "hybrid retrieval recall");
+  const simdjson::dom::array packages = hits["packages"].get_array().value();
+  REQUIRE(packages.size() == 2);
+  CHECK(str(packages.at(0)["package"]["package_id"]) == "pkg_r");
+  CHECK(packages.at(0)["score"].get_double().value() > packages.at(1)["score"].get_double().value());
+  CHECK(packages.at(0)["lexical_score"].get_double().value() > 0);
+  CHECK(packages.at(0)["vector_score"].is_number());
+
+  const simdjson::dom::element everywhere =
+      s.call_ok("relay_pull", R"({"mode":"relevant","query":"retrieval","limit":5})");
+  CHECK(everywhere["packages"].get_array().value().size() == 3);
+
+  check_protocol_error(s, "relay_pull", R"({"mode":"relevant","project_id":"proj_nope","query":"x"})",
+                       "project_not_found", 404);
+  check_argument_error(s, "relay_pull", R"({"mode":"relevant","project_id":"proj_demo"})", "mode relevant needs query");
+  check_argument_error(s, "relay_pull", R"({"mode":"relevant","query":""})", "query must not be empty");
+}
+
+TEST_CASE("an embedder that cannot search is 501 not_implemented") {
+  // What a store answers for relevant mode when semantic search is not set
+  // up: the embedder reports errc::unsupported.
+  class unsupported_embedder final : public agdb::embedder {
+   public:
+    const agdb::embedding_profile& profile() const override { return profile_; }
+    agentctx::result<void> embed(std::span<const std::string_view>, std::span<float>) override {
+      return agentctx::fail(errc::unsupported, "semantic search is not configured (search_not_supported)");
+    }
+
+   private:
+    agdb::embedding_profile profile_ = agdb::hash_embedding_profile(8);
+  };
+  io::memory_file_system fs;
+  unsupported_embedder embedder;
+  relay_fixture relay(fs, &embedder);
+  auto s = relay.session();
+  require_value(relay.store.deposit(package("pkg_1")));
+  check_protocol_error(s, "relay_pull", R"({"mode":"relevant","project_id":"proj_demo","query":"archive"})",
+                       "not_implemented", 501, "search_not_supported");
+  check_protocol_error(s, "relay_orchestrate", R"({"project_id":"proj_demo","focus":"archive"})", "not_implemented",
+                       501);
+  // Without a focus orchestrate needs no embedder.
+  CHECK(relay.session()
+            .call_ok("relay_orchestrate", R"({"project_id":"proj_demo"})")["snippets"]
+            .get_array()
+            .value()
+            .size() == 0);
+}
+
+TEST_CASE("relay_orient: the orientation bundle, with a budget; an unknown project is 404") {
+  memory_relay f;
+  auto s = f.relay.session();
+  json::value asking = package("pkg_q", "proj_demo", "Open questions", "2026-04-18T10:00:00Z");
+  asking.set("open_questions", json::value::array_type{"Which embedder ships?"});
+  asking.set("significance", 9);
+  json::value old = package("pkg_old", "proj_demo", "Long ago", "2026-01-01T00:00:00Z");
+  require_value(f.relay.store.deposit(asking));
+  require_value(f.relay.store.deposit(old));
+  for (int i = 0; i < 5; ++i) {
+    json::value filler = package("pkg_f" + std::to_string(i), "proj_demo", "Filler " + std::to_string(i),
+                                 "2026-04-17T00:00:0" + std::to_string(i) + "Z");
+    filler.set("significance", 1);
+    filler.set("description", std::string(400, 'x'));
+    require_value(f.relay.store.deposit(filler));
+  }
+  relay::fact_assertion a;
+  a.project_id = "proj_demo";
+  a.subject = "dashboard";
+  a.predicate = "status";
+  a.value = "live";
+  require_value(f.relay.store.assert_fact(a));
+
+  const simdjson::dom::element bundle = s.call_ok("relay_orient", R"({"project_id":"proj_demo"})");
+  CHECK(str(bundle["project"]["project_id"]) == "proj_demo");
+  CHECK(bundle["recent_packages"].get_array().value().size() == 6);  // the one from January is outside 14 days
+  CHECK(str(bundle["recent_packages"].at(0)["package_id"]) == "pkg_q");
+  CHECK(str(bundle["active_facts"].at(0)["value"]) == "live");
+  CHECK(str(bundle["open_questions"].at(0)) == "Which embedder ships?");
+  CHECK(bundle["window_days"].get_int64().value() == 14);
+  CHECK(bundle["generated_at"].is_string());
+  CHECK(bundle["x-agentctx-budget"].error() == simdjson::NO_SUCH_FIELD);
+
+  const simdjson::dom::element wide = s.call_ok("relay_orient", R"({"project_id":"proj_demo","window_days":365})");
+  CHECK(wide["recent_packages"].get_array().value().size() == 7);
+  const simdjson::dom::element few = s.call_ok("relay_orient", R"({"project_id":"proj_demo","max_packages":2})");
+  CHECK(few["recent_packages"].get_array().value().size() == 2);
+
+  const simdjson::dom::element budget = s.call_ok("relay_orient", R"({"project_id":"proj_demo","max_bytes":1500})");
+  const simdjson::dom::element report = budget["x-agentctx-budget"];
+  CHECK(report["bytes"].get_int64().value() <= 1500);
+  CHECK(report["omitted_packages"].get_array().value().size() >= 3);
+  CHECK(str(budget["recent_packages"].at(0)["package_id"]) == "pkg_q");  // the significant one stays
+  const simdjson::dom::element tokens = s.call_ok("relay_orient", R"({"project_id":"proj_demo","max_tokens":400})");
+  CHECK(tokens["x-agentctx-budget"]["estimated_tokens"].get_int64().value() <= 400);
+
+  check_protocol_error(s, "relay_orient", R"({"project_id":"proj_nope"})", "project_not_found", 404, "proj_nope");
+  check_argument_error(s, "relay_orient", "{}", "project_id is required");
+  check_argument_error(s, "relay_orient", R"({"project_id":"proj_demo","window_days":0})",
+                       "window_days must be at least 1");
+  check_argument_error(s, "relay_orient", R"({"project_id":"proj_demo","max_bytes":0})",
+                       "max_bytes must be at least 1");
+  check_argument_error(s, "relay_orient", R"({"project_id":"proj_demo","window_days":1.5})",
+                       "window_days must be an integer, not a fraction");
+  // A budget too large to compute with is refused, not wrapped around.
+  check_argument_error(s, "relay_orient", R"({"project_id":"proj_demo","max_tokens":4611686018427387904})",
+                       "max_tokens must be at most 2.5e+11");
+}
+
+TEST_CASE("relay_orchestrate: a project digest with focus snippets, and a global digest") {
+  memory_relay f;
+  auto s = f.relay.session();
+  json::value decision = package("pkg_dec", "proj_demo", "Chose hybrid retrieval");
+  decision.set("package_type", "decision");
+  decision.set("decisions_made", json::value::array_type{"Fuse BM25 with vectors"});
+  decision.set("handoff_note", "Tune the fusion constant next.");
+  decision.set("description", "hybrid retrieval beats vectors alone");
+  require_value(f.relay.store.deposit(decision));
+  require_value(f.relay.store.deposit(draft("pkg_draft")));
+  require_value(f.relay.store.deposit(package("pkg_x", "proj_other", "Unrelated work")));
+
+  const simdjson::dom::element digest =
+      s.call_ok("relay_orchestrate", R"({"project_id":"proj_demo","focus":"hybrid retrieval","snippets":3})");
+  CHECK(str(digest["scope"]) == "project");
+  CHECK(str(digest["focus"]) == "hybrid retrieval");
+  CHECK(digest["summary"]["packages"].get_int64().value() == 1);  // drafts are left out
+  CHECK(str(digest["summary"]["decisions"].at(0)["decision"]) == "Fuse BM25 with vectors");
+  CHECK(str(digest["summary"]["handoffs"].at(0)["note"]) == "Tune the fusion constant next.");
+  REQUIRE(digest["snippets"].get_array().value().size() == 1);
+  CHECK(str(digest["snippets"].at(0)["package_id"]) == "pkg_dec");
+
+  const simdjson::dom::element global = s.call_ok("relay_orchestrate", "{}");
+  CHECK(str(global["scope"]) == "global");
+  CHECK(global["projects"].get_array().value().size() == 2);
+  CHECK(global["snippets"].get_array().value().size() == 0);
+
+  check_protocol_error(s, "relay_orchestrate", R"({"project_id":"proj_nope"})", "project_not_found", 404);
+  check_argument_error(s, "relay_orchestrate", R"({"snippets":-1})", "snippets must be at least 0");
+  check_argument_error(s, "relay_orchestrate", R"({"window_days":0})", "window_days must be at least 1");
+}
+
+TEST_CASE("relay_flag_for_review, relay_awaiting_review and relay_review: the L3 transitions") {
+  memory_relay f;
+  auto s = f.relay.session();
+  require_value(f.relay.store.deposit(draft("pkg_d")));
+  require_value(f.relay.store.deposit(package("pkg_done")));
+
+  const simdjson::dom::element flagged =
+      s.call_ok("relay_flag_for_review", R"({"package_id":"pkg_d","review_type":"human","note":"check the numbers"})");
+  CHECK(str(flagged["package"]["status"]) == "awaiting_review");
+  CHECK(str(flagged["package"]["review_type"]) == "human");
+  const relay::stored_package* stored = require_value(f.relay.store.find_package("pkg_d"));
+  CHECK(str(flagged["hash"]) == stored->hash);
+  CHECK(stored->hash != stored->deposited_hash);
+  REQUIRE(stored->changes.size() == 1);
+  CHECK(stored->changes[0].note == std::optional<std::string>("check the numbers"));
+
+  const simdjson::dom::element awaiting = s.call_ok("relay_awaiting_review", R"({"project_id":"proj_demo"})");
+  CHECK(str(awaiting["project_id"]) == "proj_demo");
+  REQUIRE(awaiting["packages"].get_array().value().size() == 1);
+  CHECK(str(awaiting["packages"].at(0)["package"]["package_id"]) == "pkg_d");
+
+  // Flagged twice, or a complete package: 400 invalid_transition.
+  check_protocol_error(s, "relay_flag_for_review", R"({"package_id":"pkg_d","review_type":"agent"})",
+                       "invalid_transition", 400, "awaiting_review");
+  check_protocol_error(s, "relay_flag_for_review", R"({"package_id":"pkg_done","review_type":"agent"})",
+                       "invalid_transition", 400, "complete");
+  check_protocol_error(s, "relay_flag_for_review", R"({"package_id":"pkg_404","review_type":"agent"})",
+                       "package_not_found", 404);
+  check_protocol_error(s, "relay_flag_for_review",
+                       R"({"package_id":"pkg_d","review_type":"agent","project_id":"proj_other"})", "package_not_found",
+                       404);
+
+  const simdjson::dom::element revise =
+      s.call_ok("relay_review", R"({"package_id":"pkg_d","status":"revision_requested","note":"redo table 2"})");
+  CHECK(str(revise["package"]["status"]) == "revision_requested");
+  CHECK(s.call_ok("relay_awaiting_review", R"({"project_id":"proj_demo"})")["packages"].get_array().value().size() ==
+        0);
+  CHECK(str(s.call_ok("relay_review", R"({"package_id":"pkg_d","status":"awaiting_review"})")["package"]["status"]) ==
+        "awaiting_review");
+  const simdjson::dom::element done = s.call_ok("relay_review", R"({"package_id":"pkg_d","status":"complete"})");
+  CHECK(str(done["package"]["status"]) == "complete");
+  CHECK(str(done["package"]["review_type"]) == "human");
+  check_protocol_error(s, "relay_review", R"({"package_id":"pkg_d","status":"revision_requested"})",
+                       "invalid_transition", 400);
+  check_protocol_error(s, "relay_review", R"({"package_id":"pkg_404","status":"complete"})", "package_not_found", 404);
+
+  // Status changes in an archived project are refused.
+  require_value(f.relay.store.deposit(draft("pkg_late")));
+  require_value(f.relay.store.set_archived("proj_demo", true));
+  check_protocol_error(s, "relay_flag_for_review", R"({"package_id":"pkg_late","review_type":"human"})",
+                       "project_archived", 403);
+
+  check_protocol_error(s, "relay_awaiting_review", R"({"project_id":"proj_nope"})", "project_not_found", 404);
+  check_argument_error(s, "relay_flag_for_review", R"({"package_id":"pkg_d","review_type":"none"})",
+                       "review_type must be one of human, agent");
+  check_argument_error(s, "relay_flag_for_review", R"({"review_type":"human"})", "package_id is required");
+  check_argument_error(s, "relay_review", R"({"package_id":"pkg_d","status":"draft"})",
+                       "status must be one of complete, revision_requested, awaiting_review");
+  check_argument_error(s, "relay_awaiting_review", "{}", "project_id is required");
+}
+
+TEST_CASE("relay_assert_fact, relay_query_facts, relay_invalidate_fact: supersession and temporal queries") {
+  memory_relay f;
+  auto s = f.relay.session();
+  json::value source = package("pkg_bench");
+  source.set("created_by", json::value::object_type{{"id", "bench-bot"}, {"type", "agent"}});
+  require_value(f.relay.store.deposit(source));
+
+  const simdjson::dom::element first = s.call_ok(
+      "relay_assert_fact",
+      R"({"project_id":"proj_demo","subject":"longmemeval_s","predicate":"recall_any_at_5","value":"95.0",)"
+      R"("valid_from":"2026-04-01T00:00:00Z","source_package_id":"pkg_bench","tags":["benchmark"],"confidence":0.9})");
+  CHECK(first["changed"].get_bool().value());
+  CHECK(first["superseded"].is_null());
+  const std::string first_id = str(first["fact"]["fact_id"]);
+  CHECK(first_id.starts_with("fact_"));
+  CHECK(str(first["fact"]["asserted_by"]["id"]) == "bench-bot");  // from the source package
+  CHECK(first["fact"]["confidence"].get_double().value() == 0.9);
+  CHECK(str(first["fact"]["tags"].at(0)) == "benchmark");
+
+  const std::string second_arguments =
+      R"({"project_id":"proj_demo","subject":"longmemeval_s","predicate":"recall_any_at_5","value":"97.0",)"
+      R"("valid_from":"2026-04-10T12:00:00Z","asserted_by":{"id":"jordan","type":"human","session_id":null}})";
+  const simdjson::dom::element second = s.call_ok("relay_assert_fact", second_arguments);
+  CHECK(second["changed"].get_bool().value());
+  CHECK(str(second["superseded"]) == first_id);
+  const std::string second_id = str(second["fact"]["fact_id"]);
+  CHECK(str(second["fact"]["asserted_by"]["id"]) == "jordan");
+  // The same value again: nothing written.
+  const simdjson::dom::element same = s.call_ok("relay_assert_fact", second_arguments);
+  CHECK_FALSE(same["changed"].get_bool().value());
+  CHECK(str(same["fact"]["fact_id"]) == second_id);
+
+  const simdjson::dom::element current = s.call_ok("relay_query_facts", R"({"project_id":"proj_demo"})");
+  CHECK(str(current["query"]) == "current");
+  REQUIRE(current["facts"].get_array().value().size() == 1);
+  CHECK(str(current["facts"].at(0)["value"]) == "97.0");
+
+  const simdjson::dom::element history = s.call_ok(
+      "relay_query_facts", R"({"project_id":"proj_demo","subject":"longmemeval_s","predicate":"recall_any_at_5"})");
+  CHECK(str(history["query"]) == "history");
+  REQUIRE(history["facts"].get_array().value().size() == 2);
+  CHECK(str(history["facts"].at(0)["value"]) == "95.0");
+  CHECK(str(history["facts"].at(0)["valid_to"]) == "2026-04-10T12:00:00Z");
+  CHECK(history["facts"].at(1)["valid_to"].error() == simdjson::NO_SUCH_FIELD);
+  CHECK(s.call_ok("relay_query_facts", R"({"project_id":"proj_demo","subject":"longmemeval_s"})")["facts"]
+            .get_array()
+            .value()
+            .size() == 2);
+  CHECK(s.call_ok("relay_query_facts", R"({"project_id":"proj_demo","predicate":"other"})")["facts"]
+            .get_array()
+            .value()
+            .size() == 0);
+
+  const simdjson::dom::element then =
+      s.call_ok("relay_query_facts", R"({"project_id":"proj_demo","at":"2026-04-05T00:00:00Z"})");
+  CHECK(str(then["query"]) == "at");
+  CHECK(str(then["at"]) == "2026-04-05T00:00:00Z");
+  REQUIRE(then["facts"].get_array().value().size() == 1);
+  CHECK(str(then["facts"].at(0)["value"]) == "95.0");
+  CHECK(s.call_ok("relay_query_facts", R"({"project_id":"proj_demo","at":"2026-03-01T00:00:00Z"})")["facts"]
+            .get_array()
+            .value()
+            .size() == 0);
+
+  // Invalidation: only with a matching value, when given; then no current fact.
+  const std::string key = R"("project_id":"proj_demo","subject":"longmemeval_s","predicate":"recall_any_at_5")";
+  CHECK(s.call_ok("relay_invalidate_fact", "{" + key + R"(,"value":"1.0"})")["invalidated"].get_int64().value() == 0);
+  CHECK(s.call_ok("relay_invalidate_fact", "{" + key + "}")["invalidated"].get_int64().value() == 1);
+  CHECK(s.call_ok("relay_invalidate_fact", "{" + key + "}")["invalidated"].get_int64().value() == 0);
+  CHECK(s.call_ok("relay_query_facts", R"({"project_id":"proj_demo"})")["facts"].get_array().value().size() == 0);
+  CHECK(s.call_ok("relay_invalidate_fact", R"({"project_id":"proj_nope","subject":"a","predicate":"b"})")["invalidated"]
+            .get_int64()
+            .value() == 0);
+}
+
+TEST_CASE("fact errors: invalid_schema, project_archived, project_not_found, and bad arguments") {
+  memory_relay f;
+  auto s = f.relay.session();
+  const std::string key = R"("project_id":"proj_demo","subject":"dashboard","predicate":"status")";
+  s.call_ok("relay_assert_fact", "{" + key + R"(,"value":"live","valid_from":"2026-04-10T00:00:00Z"})");
+  // Earlier than the current fact: 400.
+  check_protocol_error(s, "relay_assert_fact", "{" + key + R"(,"value":"down","valid_from":"2026-04-01T00:00:00Z"})",
+                       "invalid_schema", 400, "earlier than the current fact");
+  check_protocol_error(s, "relay_assert_fact", "{" + key + R"(,"value":"down","valid_from":"yesterday"})",
+                       "invalid_schema", 400, "valid_from must be an RFC 3339 UTC timestamp");
+  check_protocol_error(s, "relay_assert_fact",
+                       "{" + key + R"(,"value":"down","valid_from":"2026-04-11T00:00:00+02:00"})", "invalid_schema",
+                       400, "UTC");
+  check_argument_error(s, "relay_assert_fact", "{" + key + R"(,"value":97})", "value must be a string, not a number");
+  check_argument_error(s, "relay_assert_fact", "{" + key + R"(,"value":"x","confidence":1.5})",
+                       "confidence must be at most 1");
+  check_argument_error(s, "relay_assert_fact", "{" + key + R"(,"value":"x","asserted_by":{"id":"a","type":"robot"}})",
+                       "asserted_by.type must be one of human, agent, script");
+  check_argument_error(s, "relay_assert_fact", R"({"project_id":"proj_demo","subject":"a","value":"x"})",
+                       "predicate is required");
+  check_argument_error(s, "relay_query_facts", R"({"project_id":"proj_demo","at":"now"})",
+                       "at must be an RFC 3339 UTC timestamp");
+  check_argument_error(s, "relay_invalidate_fact", R"({"project_id":"proj_demo","subject":"a"})",
+                       "predicate is required");
+  check_protocol_error(s, "relay_query_facts", R"({"project_id":"proj_nope"})", "project_not_found", 404, "proj_nope");
+
+  require_value(f.relay.store.set_archived("proj_demo", true));
+  check_protocol_error(s, "relay_assert_fact", "{" + key + R"(,"value":"down"})", "project_archived", 403);
+  check_protocol_error(s, "relay_invalidate_fact", "{" + key + "}", "project_archived", 403);
+  // Reading an archived project still works.
+  CHECK(s.call_ok("relay_query_facts", R"({"project_id":"proj_demo"})")["facts"].get_array().value().size() == 1);
+}
+
+TEST_CASE("relay_conformance: the L3 descriptor") {
+  memory_relay f;
+  auto s = f.relay.session();
+  const simdjson::dom::element d = s.call_ok("relay_conformance", "{}");
+  CHECK(str(d["protocol_version"]) == "0.1");
+  CHECK(str(d["conformance_level"]) == "L3");
+  CHECK(d["capabilities"]["hybrid_search"].get_bool().value());
+  CHECK_FALSE(d["capabilities"]["realtime"].get_bool().value());
+  CHECK(str(d["implementation"]["name"]) == "agentctx");
+  check_argument_error(s, "relay_conformance", R"({"level":"L0"})", "unknown property 'level'");
+}
+
+TEST_CASE("a failed write is 500 internal_error, and so is every write after it until the store is reopened") {
+  io::memory_file_system memory;
+  io::fault_injecting_file_system faulty(memory);
+  relay_fixture relay(faulty);
+  auto s = relay.session();
+  s.call_ok("relay_deposit", deposit_arguments(package("pkg_1")));
+  faulty.fail_write(faulty.operation_count(io::operation_kind::write) + 1);
+  check_protocol_error(s, "relay_deposit", deposit_arguments(package("pkg_2")), "internal_error", 500);
+  check_protocol_error(s, "relay_assert_fact",
+                       R"({"project_id":"proj_demo","subject":"a","predicate":"b","value":"c"})", "internal_error", 500,
+                       "reopen the store");
+  // Reads go on.
+  CHECK(
+      s.call_ok("relay_pull", R"({"mode":"latest","project_id":"proj_demo"})")["packages"].get_array().value().size() ==
+      1);
+}
+
+TEST_CASE("a quarantined package is never pulled: specific is 500 internal_error naming why") {
+  io::memory_file_system fs;
+  {
+    // A log whose one package record carries a hash its bytes do not have.
+    json::value record = json::value::object_type{
+        {"type", "package"},
+        {"hash", "sha256:" + std::string(64, '0')},
+        {"package", package("pkg_bad")},
+        {"project", json::value::object_type{{"project_id", "proj_demo"}, {"created_at", "2026-04-18T20:00:00Z"}}}};
+    std::string bytes = relay::encode_log_header();
+    relay::append_record(bytes, text_of(record));
+    require_ok(fs.create_dir("/r"));
+    auto file = require_value(fs.open("/r/relay.log", io::create_or_open));
+    require_ok(file->append(std::as_bytes(std::span(bytes.data(), bytes.size()))));
+  }
+  relay_fixture relay(fs);
+  REQUIRE(relay.store.quarantined().size() == 1);
+  auto s = relay.session();
+  check_protocol_error(s, "relay_pull", R"({"mode":"specific","package_id":"pkg_bad"})", "internal_error", 500,
+                       "quarantined");
+  CHECK(
+      s.call_ok("relay_pull", R"({"mode":"latest","project_id":"proj_demo"})")["packages"].get_array().value().size() ==
+      0);
+  check_protocol_error(s, "relay_flag_for_review", R"({"package_id":"pkg_bad","review_type":"human"})",
+                       "internal_error", 500, "quarantined");
+}
+
+TEST_CASE("protocol_error_json names the code and HTTP status of every store error") {
+  struct row {
+    errc code;
+    std::string message;
+    std::string_view protocol_code;
+    int status;
+  };
+  const row rows[] = {
+      {errc::invalid_argument, "title is required", "invalid_schema", 400},
+      {errc::invalid_transition, "package \"p\" cannot go from complete", "invalid_transition", 400},
+      {errc::archived, "project \"p\" is archived", "project_archived", 403},
+      {errc::not_found, "package \"p\" does not exist", "package_not_found", 404},
+      {errc::not_found, "project \"p\" does not exist", "project_not_found", 404},
+      {errc::already_exists, "package \"p\" already exists", "duplicate_package_id", 409},
+      {errc::unsupported, "no search", "not_implemented", 501},
+      {errc::locked, "store is locked by pid 7", "store_locked", 503},
+      {errc::corrupt, "record does not apply", "internal_error", 500},
+      {errc::io_error, "disk full", "internal_error", 500},
+  };
+  for (const row& r : rows) {
+    const std::string text = relay::protocol_error_json(agentctx::make_error(r.code, r.message, "/r/relay.log", 40));
+    INFO(text);
+    simdjson::dom::parser parser;
+    simdjson::dom::element root;
+    REQUIRE(parser.parse(text).get(root) == simdjson::SUCCESS);
+    const simdjson::dom::element e = root["error"];
+    CHECK(str(e["code"]) == r.protocol_code);
+    CHECK(e["status"].get_int64().value() == r.status);
+    CHECK(str(e["message"]) == "/r/relay.log: at byte 40: " + r.message);
+  }
+}

@@ -1,0 +1,410 @@
+// relay::store: deposit, pull, review transitions, facts, sessions, reopening.
+#include "agentctx/relay/store.hpp"
+
+#include <doctest/doctest.h>
+
+#include "agentctx/relay/errors.hpp"
+#include "relay_test_support.hpp"
+
+using namespace relay_test;
+using agentctx::errc;
+
+TEST_CASE("deposit validates, hashes and stores; the identical package again is a no-op; other content is 409") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  auto first = require_value(store.deposit(package("pkg_1")));
+  CHECK(first.created);
+  CHECK(first.package->package.package_id == "pkg_1");
+  CHECK(relay::is_sha256_content_hash(first.package->hash));
+  CHECK(first.package->hash == require_value(relay::content_hash(package("pkg_1"))));
+  auto again = require_value(store.deposit(package("pkg_1")));
+  CHECK_FALSE(again.created);
+  auto other = store.deposit(package("pkg_1", "proj_demo", "Another title"));
+  REQUIRE_FALSE(other.has_value());
+  CHECK(other.error().code == errc::already_exists);
+  CHECK(relay::protocol_error_of(other.error()).code == "duplicate_package_id");
+  CHECK(relay::protocol_error_of(other.error()).http_status == 409);
+  // The same id in another project is another package.
+  CHECK(require_value(store.deposit(package("pkg_1", "proj_other"))).created);
+  CHECK(store.find_package("pkg_1").error().code == errc::invalid_argument);
+  CHECK(require_value(store.find_package("pkg_1", "proj_other"))->package.project_id == "proj_other");
+}
+
+TEST_CASE("an absent package_id is generated as pkg_ and 32 hex digits, and covered by the hash") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  auto out = require_value(store.deposit(package("")));
+  const std::string& id = out.package->package.package_id;
+  CHECK(id.size() == 36);
+  CHECK(id.starts_with("pkg_"));
+  CHECK(out.package->hash == require_value(relay::content_hash(out.package->package.wire)));
+}
+
+TEST_CASE("the state survives reopening, and a reader sees it") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = require_value(relay::store::open(fs, "/r", test_options()));
+    require_value(store.deposit(package("pkg_1", "proj_demo", "one", "2026-04-18T20:00:00Z")));
+    auto draft = package("pkg_2", "proj_demo", "two", "2026-04-19T20:00:00Z");
+    draft.set("status", "draft");
+    require_value(store.deposit(std::move(draft)));
+    require_value(store.flag_for_review("pkg_2", relay::review_type::human, "please check"));
+    relay::fact_assertion a;
+    a.project_id = "proj_demo";
+    a.subject = "longmemeval_s";
+    a.predicate = "recall_any_at_5";
+    a.value = "97.0";
+    require_value(store.assert_fact(a));
+  }
+  auto reader = require_value(relay::store::open(fs, "/r", [] {
+    auto o = test_options();
+    o.read_only = true;
+    return o;
+  }()));
+  auto latest = require_value(reader.latest("proj_demo", 5));
+  REQUIRE(latest.size() == 2);
+  CHECK(latest[0]->package.package_id == "pkg_2");
+  CHECK(latest[0]->package.status == relay::package_status::awaiting_review);
+  CHECK(latest[0]->changes.size() == 1);
+  CHECK(latest[0]->hash != latest[0]->deposited_hash);
+  CHECK(latest[0]->deposited_hash == require_value(relay::content_hash(latest[0]->deposited_wire())));
+  CHECK(reader.current_fact("proj_demo", "longmemeval_s", "recall_any_at_5")->value == "97.0");
+  CHECK(require_value(reader.verify()).ok());
+}
+
+namespace {
+
+relay::store open_store(agentctx::io::memory_file_system& fs, bool read_only = false) {
+  auto o = test_options();
+  o.read_only = read_only;
+  return require_value(relay::store::open(fs, "/r", o));
+}
+
+relay::fact_assertion assertion(std::string value, std::optional<std::string> valid_from = {}) {
+  relay::fact_assertion a;
+  a.project_id = "proj_demo";
+  a.subject = "dashboard";
+  a.predicate = "status";
+  a.value = std::move(value);
+  a.valid_from = std::move(valid_from);
+  return a;
+}
+
+std::string log_bytes(agentctx::io::memory_file_system& fs) {
+  auto mapped = require_value(fs.map("/r/relay.log"));
+  return std::string(reinterpret_cast<const char*>(mapped.data()), mapped.size());
+}
+
+void write_log(agentctx::io::memory_file_system& fs, const std::string& bytes) {
+  auto file = require_value(fs.open("/r/relay.log", agentctx::io::create_truncate));
+  require_ok(file->write_at(0, std::as_bytes(std::span(bytes.data(), bytes.size()))));
+  require_ok(file->sync());
+}
+
+}  // namespace
+
+TEST_CASE("review transitions: flag, request revision, resubmit, complete; complete is terminal") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  auto draft = package("pkg_1");
+  draft.set("status", "draft");
+  require_value(store.deposit(draft));
+  auto flagged = require_value(store.flag_for_review("pkg_1", relay::review_type::human, "check the numbers"));
+  CHECK(flagged->package.status == relay::package_status::awaiting_review);
+  CHECK(flagged->package.review == relay::review_type::human);
+  CHECK(require_value(store.awaiting_review("proj_demo")).size() == 1);
+  auto again = store.flag_for_review("pkg_1", relay::review_type::agent);
+  CHECK(again.error().code == errc::invalid_transition);
+  auto revision = require_value(store.review("pkg_1", relay::package_status::revision_requested, "fix table 2"));
+  CHECK(revision->package.status == relay::package_status::revision_requested);
+  CHECK(require_value(store.awaiting_review("proj_demo")).empty());
+  require_value(store.review("pkg_1", relay::package_status::awaiting_review));
+  auto done = require_value(store.review("pkg_1", relay::package_status::complete, "approved"));
+  CHECK(done->changes.size() == 4);
+  CHECK(done->changes[0].note == std::optional<std::string>("check the numbers"));
+  // Each state has its own hash; the deposited one is kept.
+  CHECK(done->hash == done->changes.back().hash);
+  CHECK(done->deposited_hash == require_value(relay::content_hash(draft)));
+  CHECK(done->hash == require_value(relay::content_hash(done->package.wire)));
+  auto terminal = store.review("pkg_1", relay::package_status::awaiting_review);
+  REQUIRE_FALSE(terminal.has_value());
+  CHECK(terminal.error().code == errc::invalid_transition);
+  CHECK(relay::protocol_error_of(terminal.error()).code == "invalid_transition");
+  CHECK(store.flag_for_review("pkg_1", relay::review_type::human).error().code == errc::invalid_transition);
+  CHECK(store.flag_for_review("pkg_missing", relay::review_type::human).error().code == errc::not_found);
+  CHECK(relay::protocol_error_of(store.flag_for_review("pkg_missing", relay::review_type::human).error()).code ==
+        "package_not_found");
+  // The whole history survives reopening.
+  auto reader = open_store(fs, true);
+  auto p = require_value(reader.find_package("pkg_1"));
+  CHECK(p->changes.size() == 4);
+  CHECK(p->package.status == relay::package_status::complete);
+  CHECK(p->hash == done->hash);
+}
+
+TEST_CASE("assert_fact supersedes atomically; the identical value is a no-op; an earlier valid_from is refused") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  auto first = require_value(store.assert_fact(assertion("draft", "2026-04-01T00:00:00Z")));
+  CHECK(first.changed);
+  CHECK_FALSE(first.superseded.has_value());
+  const std::string first_id = first.asserted->fact_id;
+  CHECK(first_id.starts_with("fact_"));
+  auto same = require_value(store.assert_fact(assertion("draft", "2026-04-05T00:00:00Z")));
+  CHECK_FALSE(same.changed);
+  CHECK(same.asserted->fact_id == first_id);
+  auto second = require_value(store.assert_fact(assertion("live", "2026-04-10T00:00:00Z")));
+  CHECK(second.changed);
+  CHECK(second.superseded == std::optional<std::string>(first_id));
+  const auto* old = store.find_fact(first_id);
+  CHECK(old->valid_to == std::optional<std::string>("2026-04-10T00:00:00Z"));
+  CHECK(old->wire.find("valid_to")->as_string() == "2026-04-10T00:00:00Z");
+  auto earlier = store.assert_fact(assertion("reverted", "2026-04-09T00:00:00Z"));
+  REQUIRE_FALSE(earlier.has_value());
+  CHECK(earlier.error().code == errc::invalid_argument);
+  CHECK(earlier.error().message.find("earlier than the current fact") != std::string::npos);
+
+  const auto at = [](const char* t) { return *agentctx::parse_rfc3339_utc_ms(t); };
+  CHECK(store.fact_at("proj_demo", "dashboard", "status", at("2026-04-01T00:00:00Z"))->value == "draft");
+  CHECK(store.fact_at("proj_demo", "dashboard", "status", at("2026-04-09T23:59:59Z"))->value == "draft");
+  CHECK(store.fact_at("proj_demo", "dashboard", "status", at("2026-04-10T00:00:00Z"))->value == "live");
+  CHECK(store.fact_at("proj_demo", "dashboard", "status", at("2026-03-31T00:00:00Z")) == nullptr);
+  CHECK(store.history("proj_demo", "dashboard", "status").size() == 2);
+  CHECK(store.facts("proj_demo").size() == 1);
+
+  CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status", std::string("other"))) == 0);
+  CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status")) == 1);
+  CHECK(store.current_fact("proj_demo", "dashboard", "status") == nullptr);
+  CHECK(store.facts("proj_demo").empty());
+  CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status")) == 0);
+  CHECK(store.history("proj_demo", "dashboard", "status").size() == 2);
+  // After invalidation a new assertion starts a new current fact.
+  CHECK(require_value(store.assert_fact(assertion("back"))).changed);
+
+  auto reader = open_store(fs, true);
+  CHECK(reader.history("proj_demo", "dashboard", "status").size() == 3);
+  CHECK(reader.current_fact("proj_demo", "dashboard", "status")->value == "back");
+  CHECK(reader.fact_at("proj_demo", "dashboard", "status", at("2026-04-10T00:00:01Z"))->value == "live");
+}
+
+TEST_CASE("a fact asserted from a package is attributed to the package's author by default") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  require_value(store.deposit(package("pkg_1")));
+  auto a = assertion("live");
+  a.source_package_id = "pkg_1";
+  a.confidence = 0.5;
+  a.tags = {"ops"};
+  auto out = require_value(store.assert_fact(a));
+  REQUIRE(out.asserted->asserted_by.has_value());
+  CHECK(out.asserted->asserted_by->id == "jordan");
+  CHECK(out.asserted->confidence == 0.5);
+  CHECK(out.asserted->tags == std::vector<std::string>{"ops"});
+  auto bad = assertion("x");
+  bad.confidence = 2.0;
+  CHECK(store.assert_fact(bad).error().message.starts_with("confidence"));
+  auto bad_time = assertion("x", "soon");
+  CHECK(store.assert_fact(bad_time).error().message.starts_with("valid_from"));
+}
+
+TEST_CASE("an archived project refuses writes with 403 project_archived, and can be restored") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  require_value(store.create_project("proj_demo", std::string("Demo"), std::string("a demo")));
+  CHECK(store.create_project("proj_demo").error().code == errc::already_exists);
+  auto draft = package("pkg_0");
+  draft.set("status", "draft");
+  require_value(store.deposit(draft));
+  CHECK(require_value(store.set_archived("proj_demo", true))->archived());
+  auto refused = store.deposit(package("pkg_1"));
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::archived);
+  CHECK(relay::protocol_error_of(refused.error()).code == "project_archived");
+  CHECK(relay::protocol_error_of(refused.error()).http_status == 403);
+  CHECK(store.assert_fact(assertion("x")).error().code == errc::archived);
+  CHECK(store.invalidate_fact("proj_demo", "a", "b").error().code == errc::archived);
+  CHECK(store.review("pkg_0", relay::package_status::complete).error().code == errc::archived);
+  CHECK(require_value(store.latest("proj_demo")).size() == 1);  // reads still work
+  CHECK_FALSE(require_value(store.set_archived("proj_demo", false))->archived());
+  CHECK(require_value(store.deposit(package("pkg_1"))).created);
+  CHECK(store.set_archived("proj_nope", true).error().code == errc::not_found);
+  CHECK(relay::protocol_error_of(store.set_archived("proj_nope", true).error()).code == "project_not_found");
+  CHECK(store.find_project("proj_demo")->name == "Demo");
+}
+
+TEST_CASE("latest orders by created_at, newest first, and honours the limit") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  require_value(store.deposit(package("b", "proj_demo", "b", "2026-04-02T00:00:00Z")));
+  require_value(store.deposit(package("a", "proj_demo", "a", "2026-04-01T00:00:00Z")));
+  require_value(store.deposit(package("c", "proj_demo", "c", "2026-04-03T00:00:00Z")));
+  require_value(store.deposit(package("c2", "proj_demo", "c2", "2026-04-03T00:00:00Z")));
+  auto latest = require_value(store.latest("proj_demo", 3));
+  REQUIRE(latest.size() == 3);
+  CHECK(latest[0]->package.package_id == "c2");  // same created_at: the later deposit first
+  CHECK(latest[1]->package.package_id == "c");
+  CHECK(latest[2]->package.package_id == "b");
+  CHECK(require_value(store.latest("proj_demo", 100)).size() == 4);
+  CHECK(store.latest("proj_nope").error().code == errc::not_found);
+  CHECK(store.find_package("zzz").error().code == errc::not_found);
+}
+
+TEST_CASE("sessions carry a callsign and the packages deposited in them") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  auto s = require_value(store.start_session("proj_demo", "claude", relay::actor_type::agent));
+  const std::string id = s->session_id;
+  CHECK(id.starts_with("sess_"));
+  REQUIRE(s->callsign.has_value());
+  CHECK(s->callsign->find('-') != std::string::npos);
+  auto p = package("pkg_1");
+  p.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", id}});
+  require_value(store.deposit(p));
+  auto wire = store.session_wire(*store.find_session(id));
+  CHECK(wire.find("packages_deposited")->as_array().size() == 1);
+  CHECK(require_value(store.end_session(id))->ended_at.has_value());
+  CHECK(store.end_session(id).error().code == errc::invalid_argument);
+  CHECK(store.end_session("sess_nope").error().code == errc::not_found);
+  auto reader = open_store(fs, true);
+  CHECK(reader.find_session(id)->ended_at.has_value());
+  CHECK(reader.sessions("proj_demo").size() == 1);
+}
+
+TEST_CASE("a package whose bytes no longer match its hash is quarantined and reported") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    require_value(store.deposit(package("pkg_1", "proj_demo", "Shipped archive")));
+    require_value(store.deposit(package("pkg_2", "proj_demo", "Second")));
+  }
+  // Change the title inside the record and fix up the record's CRC, as a
+  // careless editor (or a bug elsewhere) would.
+  std::string bytes = log_bytes(fs);
+  const auto at = bytes.find("Shipped archive");
+  REQUIRE(at != std::string::npos);
+  bytes.replace(at, 7, "Shapped");
+  std::size_t offset = relay::log_header_size;
+  while (offset < bytes.size()) {
+    const std::uint32_t length = agentctx::load_u32(bytes.data() + offset);
+    if (offset < at && at < offset + 8 + length) {
+      agentctx::store_u32(bytes.data() + offset + 4, agentctx::crc32(std::string_view(bytes).substr(offset + 8, length)));
+    }
+    offset += 8 + length;
+  }
+  write_log(fs, bytes);
+  auto store = open_store(fs);
+  CHECK(store.quarantined().size() == 1);
+  CHECK(store.quarantined()[0]->package.package_id == "pkg_1");
+  auto latest = require_value(store.latest("proj_demo"));
+  REQUIRE(latest.size() == 1);
+  CHECK(latest[0]->package.package_id == "pkg_2");
+  auto report = require_value(store.verify());
+  CHECK_FALSE(report.ok());
+  REQUIRE(report.quarantined.size() == 1);
+  CHECK(report.quarantined[0].find("proj_demo/pkg_1: stored hash sha256:") == 0);
+  CHECK(store.review("pkg_1", relay::package_status::complete).error().code == errc::corrupt);
+}
+
+TEST_CASE("a torn last record is cut by the writer and ignored by readers; damage in the middle is refused") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    require_value(store.deposit(package("pkg_1")));
+    require_value(store.deposit(package("pkg_2")));
+  }
+  const std::string whole = log_bytes(fs);
+  // Torn: the last record lacks its last 5 bytes.
+  write_log(fs, whole.substr(0, whole.size() - 5));
+  {
+    auto reader = open_store(fs, true);
+    CHECK(require_value(reader.latest("proj_demo")).size() == 1);
+    CHECK(log_bytes(fs).size() == whole.size() - 5);  // readers cut nothing
+    auto writer = open_store(fs);
+    CHECK(require_value(writer.latest("proj_demo")).size() == 1);
+    CHECK(log_bytes(fs).size() < whole.size() - 5);  // the writer cut it
+    CHECK(require_value(writer.deposit(package("pkg_2"))).created);
+  }
+  // Zeros where a record should start (space allocated, never written): torn too.
+  write_log(fs, whole + std::string(64, '\0'));
+  CHECK(require_value(open_store(fs).latest("proj_demo")).size() == 2);
+  CHECK(log_bytes(fs) == whole);
+  // Damaged: a flipped byte in the first record, with a good record after it.
+  std::string damaged = whole;
+  damaged[relay::log_header_size + 20] ^= 0x01;
+  write_log(fs, damaged);
+  for (bool read_only : {false, true}) {
+    auto o = test_options();
+    o.read_only = read_only;
+    auto refused = relay::store::open(fs, "/r", o);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == errc::corrupt);
+    CHECK(refused.error().offset == relay::log_header_size);
+    CHECK(refused.error().message.find("checksum") != std::string::npos);
+  }
+  CHECK(log_bytes(fs) == damaged);  // nothing cut
+  // Not a log at all.
+  write_log(fs, "hello, world, this is not a relay log at all......");
+  CHECK(relay::store::open(fs, "/r", test_options()).error().code == errc::bad_magic);
+}
+
+TEST_CASE("one writer at a time; readers refresh to see new records") {
+  agentctx::io::memory_file_system fs;
+  auto writer = open_store(fs);
+  auto second = relay::store::open(fs, "/r", test_options());
+  REQUIRE_FALSE(second.has_value());
+  CHECK(second.error().code == errc::locked);
+  CHECK(second.error().message.starts_with("store is locked"));
+  CHECK(relay::protocol_error_of(second.error()).code == "store_locked");
+  auto reader = open_store(fs, true);
+  CHECK(reader.projects().empty());
+  require_value(writer.deposit(package("pkg_1")));
+  CHECK(reader.projects().empty());
+  require_ok(reader.refresh());
+  CHECK(require_value(reader.latest("proj_demo")).size() == 1);
+  CHECK(reader.deposit(package("pkg_2")).error().code == errc::unsupported);
+  // A reader of a folder without a store is told so.
+  auto o = test_options();
+  o.read_only = true;
+  CHECK(relay::store::open(fs, "/elsewhere", o).error().code == errc::not_found);
+  o.read_only = false;
+  o.create_if_missing = false;
+  CHECK(relay::store::open(fs, "/elsewhere", o).error().code == errc::not_found);
+}
+
+TEST_CASE("deposit_json: text that is not JSON, or JSON that breaks RFC 8785, is an invalid_schema error") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  for (const char* text : {"", "{", "[1,2]", R"({"a":1,"a":2})", R"({"title":"\ud800"})"}) {
+    CAPTURE(text);
+    auto out = store.deposit_json(text);
+    REQUIRE_FALSE(out.has_value());
+    CHECK(out.error().code == errc::invalid_argument);
+  }
+  auto ok = require_value(store.deposit_json(R"({"project_id":"p","relay_version":"0.1","title":"t","status":"complete",
+    "package_type":"standard","review_type":"none","created_at":"2026-04-18T20:00:00Z",
+    "created_by":{"id":"j","type":"human"},"x-extra":{"kept":[1,2,3]}})"));
+  CHECK(ok.package->package.wire.find("x-extra") != nullptr);
+}
+
+TEST_CASE("pull specific refuses a quarantined package, naming why") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    require_value(store.deposit(package("pkg_1", "proj_demo", "Shipped archive")));
+  }
+  std::string bytes = log_bytes(fs);
+  const auto at = bytes.find("Shipped archive");
+  bytes.replace(at, 7, "Shapped");
+  const std::uint32_t length = agentctx::load_u32(bytes.data() + relay::log_header_size);
+  agentctx::store_u32(bytes.data() + relay::log_header_size + 4,
+                      agentctx::crc32(std::string_view(bytes).substr(relay::log_header_size + 8, length)));
+  write_log(fs, bytes);
+  auto store = open_store(fs, true);
+  CHECK(require_value(store.find_package("pkg_1"))->quarantined);
+  auto refused = store.pull_specific("pkg_1");
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::corrupt);
+  CHECK(refused.error().message.find("quarantined: stored hash") != std::string::npos);
+  CHECK(store.pull_specific("pkg_2").error().code == errc::not_found);
+  CHECK(relay::protocol_error_of(relay::project_not_found("p")).code == "project_not_found");
+}

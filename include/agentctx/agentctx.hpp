@@ -2,7 +2,8 @@
 //
 //   core/   result<T>, errors, little-endian helpers, hashing, base64, UTF-8
 //   io/     the file-system interface and its POSIX, in-memory and
-//           fault-injecting implementations; atomic replace; locks
+//           fault-injecting implementations, and the disk confined to one
+//           directory (no .., no symlinks followed); atomic replace; locks
 //   agdb/   AGENTS.db (seed 000): the layer format, stacks and search,
 //           writes, review, diff, compact, export/import, signatures
 //   json/   the streaming JSON writer used for --json output and MCP; an owned
@@ -12,6 +13,8 @@
 //   turns/  the turn store (seed 002): turn DAG, blob CAS, recovery
 //   relay/  the Agentic Protocol (seed 001) at L3: canonical JSON hashing,
 //           packages, facts, the on-disk store, orient/orchestrate, export
+//   memory/ agent memory (seed 004): schema, session logs and summary as
+//           markdown sections, and the check of appended content
 #pragma once
 
 #include "agentctx/core/crc32.hpp"
@@ -24,6 +27,7 @@
 #include "agentctx/core/utf8.hpp"
 #include "agentctx/core/line_diff.hpp"
 #include "agentctx/core/lines.hpp"
+#include "agentctx/core/safe_name.hpp"
 #include "agentctx/core/zstd_codec.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/json/f32_array.hpp"
@@ -34,6 +38,7 @@
 #include "agentctx/io/writer_lock.hpp"
 #include "agentctx/io/file_system.hpp"
 #include "agentctx/io/posix_file_system.hpp"
+#include "agentctx/io/confined_file_system.hpp"
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/io/fault_injecting_file_system.hpp"
 #include "agentctx/io/atomic_file.hpp"
@@ -96,3 +101,4 @@
 #include "agentctx/relay/export.hpp"
 #include "agentctx/relay/conformance.hpp"
 #include "agentctx/relay/mcp_tools.hpp"
+#include "agentctx/memory/markdown_sections.hpp"

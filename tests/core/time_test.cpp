@@ -155,3 +155,36 @@ TEST_CASE("now_unix_ms is a plausible current time") {
   CHECK(now > *parse_rfc3339_utc_ms("2025-01-01T00:00:00Z"));
   CHECK(now < max_rfc3339_unix_ms);
 }
+
+TEST_CASE("calendar dates: YYYY-MM-DD exactly, and only days that exist") {
+  struct date_case {
+    std::string text;
+    bool ok;
+  };
+  const std::vector<date_case> cases = {
+      {"2025-01-05", true},   {"2024-02-29", true},   {"2000-02-29", true},     {"1970-01-01", true},
+      {"0001-01-01", true},   {"9999-12-31", true},   {"2025-13-45", false},    {"2025-02-30", false},
+      {"2023-02-29", false},  {"1900-02-29", false},  {"2025-00-10", false},    {"2025-01-00", false},
+      {"2025-1-5", false},    {"20250105", false},    {"2025-01-05\n", false},  {"2025-01-05 ", false},
+      {" 2025-01-05", false}, {"", false},            {"2025-01-05T00:00:00Z", false},
+      {"2025/01/05", false},  {"\xd9\xa2\xd9\xa0\xd9\xa2\xd9\xa5-01-05", false},  // Arabic-Indic digits
+      {"２０２５-01-05", false},                                                      // fullwidth digits
+      {std::string("2025-01-05\0", 11), false},
+  };
+  for (const date_case& c : cases) {
+    CAPTURE(c.text);
+    auto parsed = agentctx::parse_calendar_date(c.text);
+    CHECK(parsed.has_value() == c.ok);
+    if (!parsed) {
+      CHECK(parsed.error().code == agentctx::errc::invalid_argument);
+      CHECK(parsed.error().message.find('\n') == std::string::npos);
+    }
+  }
+  auto leap = agentctx::parse_calendar_date("2024-02-29");
+  REQUIRE(leap.has_value());
+  CHECK(leap->year == 2024);
+  CHECK(leap->month == 2);
+  CHECK(leap->day == 29);
+  CHECK(agentctx::format_calendar_date(0) == "1970-01-01");
+  CHECK(agentctx::format_calendar_date(1'709'164'800'000) == "2024-02-29");
+}

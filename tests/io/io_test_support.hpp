@@ -1,5 +1,5 @@
 // Helpers shared by the I/O tests: byte/text conversion, a scratch folder
-// on disk, and the three fixtures the shared file-system suite runs against.
+// on disk, and the four fixtures the shared file-system suite runs against.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -8,11 +8,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "agentctx/io/confined_file_system.hpp"
 #include "agentctx/io/fault_injecting_file_system.hpp"
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/io/posix_file_system.hpp"
@@ -151,7 +153,22 @@ struct fault_fixture {
   std::string base = "/base";
 };
 
+/// The real disk confined to a scratch folder: paths are relative to it.
+struct confined_fixture {
+  confined_fixture() { REQUIRE(fs.create_dir(base).has_value()); }
+  static std::unique_ptr<agentctx::io::confined_file_system> open_root(const std::string& root) {
+    auto opened = agentctx::io::confined_file_system::open(std::filesystem::canonical(root).string());
+    REQUIRE_MESSAGE(opened.has_value(), opened.error().describe());
+    return std::move(*opened);
+  }
+  temporary_directory directory;
+  std::unique_ptr<agentctx::io::confined_file_system> confined = open_root(directory.path());
+  agentctx::io::file_system& fs = *confined;
+  std::string base = "base";
+};
+
 }  // namespace io_test
 
 /// The fixtures for TEST_CASE_TEMPLATE suites that must hold for every file system.
-#define IO_TEST_FILE_SYSTEMS io_test::posix_fixture, io_test::memory_fixture, io_test::fault_fixture
+#define IO_TEST_FILE_SYSTEMS \
+  io_test::posix_fixture, io_test::memory_fixture, io_test::fault_fixture, io_test::confined_fixture

@@ -25,6 +25,7 @@ enum class errc : std::uint16_t {
   incompatible = 5,      ///< things that must agree do not (embedding profiles, dimensions)
   invalid_transition = 6,  ///< not allowed in the object's current state (a status change from a terminal state)
   archived = 7,            ///< the target is archived, so writes to it are refused
+  outside_root = 8,        ///< a path leads outside the directory it is confined to (.., absolute, a symlink)
   // Environment errors.
   io_error = 10,           ///< a system call failed (see error::sys_errno)
   permission_denied = 11,  ///< EACCES / EPERM
@@ -59,6 +60,7 @@ constexpr std::string_view to_string(errc code) noexcept {
     case errc::incompatible: return "incompatible";
     case errc::invalid_transition: return "invalid_transition";
     case errc::archived: return "archived";
+    case errc::outside_root: return "outside_root";
     case errc::io_error: return "io_error";
     case errc::permission_denied: return "permission_denied";
     case errc::no_space: return "no_space";

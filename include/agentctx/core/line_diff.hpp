@@ -4,19 +4,21 @@
 //   diff_lines("a\nb\nc\n", "a\nc\nd\n") ==
 //     {{keep, "a"}, {remove, "b"}, {keep, "c"}, {add, "d"}}
 //
-// Lines are split on '\n' (a trailing newline does not make an empty last
-// line; "\r" stays part of its line). The edit script is a shortest one.
-// The views point into the two input texts. Cost: O((N + M) * D) time and
-// O(D * max_edits) memory, where D is the number of differing lines; past
-// `max_edits` edits
-// the diff gives up and reports the whole texts as replaced (one removal per
-// old line, one addition per new line), which is still a correct script.
+// Lines are split by split_lines (core/lines.hpp: a trailing newline does
+// not make an empty last line; "\r" stays part of its line). The edit
+// script is a shortest one. The views point into the two input texts. Cost:
+// O((N + M) * D) time and O(D * max_edits) memory, where D is the number of
+// differing lines; past `max_edits` edits the diff gives up and reports the
+// whole texts as replaced (one removal per old line, one addition per new
+// line), which is still a correct script.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <vector>
+
+#include "agentctx/core/lines.hpp"
 
 namespace agentctx {
 
@@ -26,22 +28,6 @@ struct line_edit {
   std::string_view line;
   friend bool operator==(const line_edit&, const line_edit&) = default;
 };
-
-/// The lines of `text` (see the file comment).
-inline std::vector<std::string_view> split_lines(std::string_view text) {
-  std::vector<std::string_view> lines;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    const std::size_t end = text.find('\n', begin);
-    if (end == std::string_view::npos) {
-      lines.push_back(text.substr(begin));
-      break;
-    }
-    lines.push_back(text.substr(begin, end - begin));
-    begin = end + 1;
-  }
-  return lines;
-}
 
 inline std::vector<line_edit> diff_lines(std::string_view before, std::string_view after,
                                          std::size_t max_edits = 512) {

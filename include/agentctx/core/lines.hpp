@@ -1,4 +1,5 @@
-// agentctx/core/lines.hpp: walking the lines of NDJSON text.
+// agentctx/core/lines.hpp: walking the lines of text: line_cursor for
+// NDJSON (blank lines skipped), split_lines for markdown (every line).
 //
 //   line_cursor lines(text);
 //   std::string_view line;
@@ -11,6 +12,7 @@
 
 #include <cstddef>
 #include <string_view>
+#include <vector>
 
 namespace agentctx {
 
@@ -39,5 +41,20 @@ class line_cursor {
   std::size_t start_ = 0;
   std::size_t number_ = 0;
 };
+
+/// Every line of `text`, blank ones too, without its '\n' (a '\r' before it
+/// stays). A final '\n' ends the last line: "a\nb\n" is {"a", "b"}, and
+/// "a\n\n" is {"a", ""}.
+inline std::vector<std::string_view> split_lines(std::string_view text) {
+  std::vector<std::string_view> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
 
 }  // namespace agentctx

@@ -97,6 +97,15 @@ class rfc3339_reader {
     return true;
   }
   bool at_end() const noexcept { return position_ == text_.size(); }
+  // Reads YYYY-MM-DD, a real date; returns why not, or nullptr.
+  const char* full_date(unsigned& year, unsigned& month, unsigned& day) noexcept {
+    if (!digits(4, year) || !literal('-') || !digits(2, month) || !literal('-') || !digits(2, day)) {
+      return "expected a date YYYY-MM-DD";
+    }
+    if (month < 1 || month > 12) return "month out of range";
+    if (day < 1 || day > days_in_month(year, month)) return "day out of range for the month";
+    return nullptr;
+  }
 
  private:
   std::string_view text_;
@@ -151,11 +160,7 @@ inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
   };
   detail::rfc3339_reader in(text);
   unsigned year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (!in.digits(4, year) || !in.literal('-') || !in.digits(2, month) || !in.literal('-') || !in.digits(2, day)) {
-    return bad("expected a date YYYY-MM-DD");
-  }
-  if (month < 1 || month > 12) return bad("month out of range");
-  if (day < 1 || day > detail::days_in_month(year, month)) return bad("day out of range for the month");
+  if (const char* why = in.full_date(year, month, day)) return bad(why);
   if (!in.literal_of('T', 't')) return bad("expected 'T' after the date");
   if (!in.digits(2, hour) || !in.literal(':') || !in.digits(2, minute) || !in.literal(':') || !in.digits(2, second)) {
     return bad("expected a time hh:mm:ss");
@@ -191,6 +196,32 @@ inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
   if (utc_seconds < 0) return bad("the instant is before 1970-01-01T00:00:00Z");
   return static_cast<std::uint64_t>(utc_seconds) * 1'000 + millisecond;
 }
+
+/// A calendar date, as parse_calendar_date reads it.
+using calendar_date = detail::civil_date;
+
+/// Parses an RFC 3339 full-date "YYYY-MM-DD": exactly four, two and two
+/// ASCII digits with '-' between, a day that exists in the proleptic
+/// Gregorian calendar (2024-02-29 yes; 2023-02-29, 2025-02-30, 2025-13-45
+/// no), nothing before or after (no space, no newline). Errors:
+/// invalid_argument with a message quoting the text.
+inline result<calendar_date> parse_calendar_date(std::string_view text) {
+  detail::rfc3339_reader in(text);
+  unsigned year = 0, month = 0, day = 0;
+  const char* why = in.full_date(year, month, day);
+  if (why == nullptr && !in.at_end()) why = "unexpected text after the date";
+  if (why != nullptr) {
+    std::string shown(text.substr(0, 64));
+    for (char& c : shown) {
+      if (static_cast<unsigned char>(c) < 0x20) c = '?';
+    }
+    return fail(errc::invalid_argument, "invalid date \"" + shown + "\" (YYYY-MM-DD): " + why);
+  }
+  return calendar_date{year, month, day};
+}
+
+/// "YYYY-MM-DD" of the UTC day of `unix_ms`.
+inline std::string format_calendar_date(std::uint64_t unix_ms) { return format_rfc3339_utc_ms(unix_ms).substr(0, 10); }
 
 /// The current wall-clock time in Unix milliseconds (0 if the system clock
 /// is set before 1970).

@@ -36,6 +36,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agentctx/core/result.hpp"
@@ -66,6 +67,14 @@ class unique_fd {
   explicit unique_fd(int fd = -1) noexcept : fd_(fd) {}
   unique_fd(const unique_fd&) = delete;
   unique_fd& operator=(const unique_fd&) = delete;
+  unique_fd(unique_fd&& other) noexcept : fd_(other.release()) {}
+  unique_fd& operator=(unique_fd&& other) noexcept {
+    if (this != &other) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = other.release();
+    }
+    return *this;
+  }
   ~unique_fd() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -209,6 +218,69 @@ inline result<struct stat> stat_path(const std::string& path) {
   return st;
 }
 
+/// fsync() of an open directory (file_system::sync_dir).
+inline result<void> sync_descriptor(const unique_fd& fd, const std::string& path) {
+  int rc;
+  do {
+    rc = ::fsync(fd.get());
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) return system_failure("sync", errno, path);
+  return {};
+}
+
+/// The sorted entry names of the open directory `handle`, without . and ..
+/// (file_system::list_dir); closes it.
+inline result<std::vector<std::string>> read_directory(DIR* handle, const std::string& path) {
+  std::vector<std::string> names;
+  for (;;) {
+    errno = 0;
+    const dirent* entry = ::readdir(handle);
+    if (entry == nullptr) break;
+    std::string_view name(entry->d_name);
+    if (name == "." || name == "..") continue;
+    names.emplace_back(name);
+  }
+  const int e = errno;
+  ::closedir(handle);
+  if (e != 0) return system_failure("list directory", e, path);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+/// Maps the whole regular file open as `fd` read-only (file_system::map);
+/// the descriptor is closed on return. Errors: io_error (sys_errno EISDIR
+/// for a directory, ENODEV for anything but a regular file).
+inline result<mapped_bytes> map_descriptor(unique_fd fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return system_failure("stat", errno, path);
+  if (S_ISDIR(st.st_mode)) return system_failure("map", EISDIR, path);
+  if (!S_ISREG(st.st_mode)) return system_failure("map", ENODEV, path);
+  if (st.st_size == 0) return mapped_bytes{};
+  if (static_cast<std::uint64_t>(st.st_size) > std::numeric_limits<std::size_t>::max()) {
+    return system_failure("map", EFBIG, path);
+  }
+  auto length = static_cast<std::size_t>(st.st_size);
+  void* address = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+  if (address == MAP_FAILED) return system_failure("map", errno, path);
+  return mapped_bytes::adopt_mmap(address, length);
+}
+
+/// flock() on the open descriptor `fd` (file_system::lock), which the lock
+/// then owns. Errors: locked (wait=false and held elsewhere), io_error.
+inline result<std::unique_ptr<file_lock>> lock_descriptor(unique_fd fd, lock_mode mode, bool wait,
+                                                         const std::string& path) {
+  int operation = (mode == lock_mode::shared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB);
+  int rc;
+  do {
+    rc = ::flock(fd.get(), operation);
+  } while (rc != 0 && errno == EINTR);
+  if (rc != 0) {
+    if (errno == EWOULDBLOCK) return unexpected(system_error(errc::locked, "lock", errno, path));
+    return system_failure("lock", errno, path);
+  }
+  return std::unique_ptr<file_lock>(std::make_unique<posix_file_lock>(fd.release()));
+}
+
 }  // namespace detail
 
 /// The real file system. Stateless: one instance may serve every thread.
@@ -233,19 +305,7 @@ class posix_file_system final : public file_system {
   result<mapped_bytes> map(const std::string& path) override {
     int raw_fd = detail::open_retrying(path.c_str(), O_RDONLY);
     if (raw_fd < 0) return detail::system_failure("open", errno, path);
-    detail::unique_fd fd(raw_fd);
-    struct stat st {};
-    if (::fstat(fd.get(), &st) != 0) return detail::system_failure("stat", errno, path);
-    if (S_ISDIR(st.st_mode)) return detail::system_failure("map", EISDIR, path);
-    if (!S_ISREG(st.st_mode)) return detail::system_failure("map", ENODEV, path);
-    if (st.st_size == 0) return mapped_bytes{};
-    if (static_cast<std::uint64_t>(st.st_size) > std::numeric_limits<std::size_t>::max()) {
-      return detail::system_failure("map", EFBIG, path);
-    }
-    auto length = static_cast<std::size_t>(st.st_size);
-    void* address = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-    if (address == MAP_FAILED) return detail::system_failure("map", errno, path);
-    return mapped_bytes::adopt_mmap(address, length);
+    return detail::map_descriptor(detail::unique_fd(raw_fd), path);
   }
 
   result<void> rename(const std::string& from, const std::string& to) override {
@@ -261,13 +321,7 @@ class posix_file_system final : public file_system {
   result<void> sync_dir(const std::string& dir) override {
     int raw_fd = detail::open_retrying(dir.c_str(), O_RDONLY | O_DIRECTORY);
     if (raw_fd < 0) return detail::system_failure("open", errno, dir);
-    detail::unique_fd fd(raw_fd);
-    int rc;
-    do {
-      rc = ::fsync(fd.get());
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) return detail::system_failure("sync", errno, dir);
-    return {};
+    return detail::sync_descriptor(detail::unique_fd(raw_fd), dir);
   }
 
   result<void> create_dir(const std::string& path) override {
@@ -297,20 +351,7 @@ class posix_file_system final : public file_system {
   result<std::vector<std::string>> list_dir(const std::string& dir) override {
     DIR* handle = ::opendir(dir.c_str());  // glibc opens it with O_CLOEXEC
     if (handle == nullptr) return detail::system_failure("list directory", errno, dir);
-    std::vector<std::string> names;
-    for (;;) {
-      errno = 0;
-      const dirent* entry = ::readdir(handle);
-      if (entry == nullptr) break;
-      std::string_view name(entry->d_name);
-      if (name == "." || name == "..") continue;
-      names.emplace_back(name);
-    }
-    int e = errno;
-    ::closedir(handle);
-    if (e != 0) return detail::system_failure("list directory", e, dir);
-    std::sort(names.begin(), names.end());
-    return names;
+    return detail::read_directory(handle, dir);
   }
 
   /// flock() on `path`, created if missing (opened read-only when it cannot
@@ -321,17 +362,7 @@ class posix_file_system final : public file_system {
     int raw_fd = detail::open_retrying(path.c_str(), O_RDWR | O_CREAT, 0666);
     if (raw_fd < 0 && (errno == EACCES || errno == EROFS)) raw_fd = detail::open_retrying(path.c_str(), O_RDONLY);
     if (raw_fd < 0) return detail::system_failure("open", errno, path);
-    detail::unique_fd fd(raw_fd);
-    int operation = (mode == lock_mode::shared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB);
-    int rc;
-    do {
-      rc = ::flock(fd.get(), operation);
-    } while (rc != 0 && errno == EINTR);
-    if (rc != 0) {
-      if (errno == EWOULDBLOCK) return unexpected(detail::system_error(errc::locked, "lock", errno, path));
-      return detail::system_failure("lock", errno, path);
-    }
-    return std::unique_ptr<file_lock>(std::make_unique<detail::posix_file_lock>(fd.release()));
+    return detail::lock_descriptor(detail::unique_fd(raw_fd), mode, wait, path);
   }
 };
 

@@ -1,0 +1,258 @@
+// confined_file_system: what it refuses. (The file_system contract itself
+// runs against it in file_system_test.cpp, through io_test::confined_fixture.)
+// Every case runs in a scratch folder holding the root "repo", a sibling
+// "repo_evil" sharing its prefix and a canary folder "outside"; after each,
+// the canary and the sibling must be exactly as they were.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agentctx/io/atomic_file.hpp"
+#include "agentctx/io/confined_file_system.hpp"
+#include "io/io_test_support.hpp"
+
+using agentctx::errc;
+using namespace agentctx::io;
+using io_test::bytes_of;
+using io_test::read_text;
+using io_test::write_text;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Every file below `dir` with its contents, and every folder and link.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+    const fs::path relative = fs::relative(it->path(), dir);
+    if (it->is_symlink()) {
+      out[relative.string()] = "-> " + fs::read_symlink(it->path()).string();
+    } else if (it->is_directory()) {
+      out[relative.string()] = "(folder)";
+    } else {
+      std::string text;
+      if (FILE* f = std::fopen(it->path().c_str(), "rb")) {
+        char buffer[4096];
+        std::size_t n;
+        while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) text.append(buffer, n);
+        std::fclose(f);
+      }
+      out[relative.string()] = text;
+    }
+  }
+  return out;
+}
+
+/// A scratch folder with repo/ (the root, with a file and a folder),
+/// repo_evil/ and outside/ (canaries), and links inside repo/ of every kind.
+struct sandbox {
+  io_test::temporary_directory scratch;
+  fs::path top = fs::canonical(scratch.path());
+  fs::path repo = top / "repo";
+  fs::path outside = top / "outside";
+  fs::path evil = top / "repo_evil";
+
+  sandbox() {
+    fs::create_directories(repo / "docs");
+    fs::create_directories(outside);
+    fs::create_directories(evil);
+    write(repo / "docs" / "note.md", "inside\n");
+    write(outside / "secret.md", "outside\n");
+    write(evil / "secret.md", "evil\n");
+    fs::create_directory_symlink(outside, repo / "out_dir");          // a folder outside
+    fs::create_symlink(outside / "secret.md", repo / "out_file");     // a file outside
+    fs::create_directory_symlink(repo / "docs", repo / "docs_again");  // a folder inside
+    fs::create_symlink(top / "nowhere", repo / "dangling");           // nothing
+    fs::create_symlink(repo / "loop", repo / "loop");                 // itself
+    fs::create_directory_symlink(fs::path("../repo_evil"), repo / "evil_dir");
+  }
+
+  static void write(const fs::path& path, const std::string& text) {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    REQUIRE(f != nullptr);
+    REQUIRE(std::fwrite(text.data(), 1, text.size(), f) == text.size());
+    std::fclose(f);
+  }
+
+  std::unique_ptr<confined_file_system> open_repo() const {
+    auto opened = confined_file_system::open(repo.string());
+    REQUIRE_MESSAGE(opened.has_value(), opened.error().describe());
+    return std::move(*opened);
+  }
+};
+
+template <class T>
+errc code_of(const agentctx::result<T>& r) {
+  return r.has_value() ? errc::ok : r.error().code;
+}
+
+}  // namespace
+
+TEST_CASE("confined_file_system: paths that are not plain relative paths are refused before any system call") {
+  sandbox box;
+  auto repo = box.open_repo();
+  const std::vector<std::string> bad = {
+      "",          "/etc/passwd",       box.outside.string() + "/secret.md",
+      "..",        "../outside/secret.md", "docs/../../outside/secret.md",
+      "docs/..",   "./docs/note.md",    "docs/./note.md",
+      "docs//note.md", "docs/",         "/",
+      std::string("docs/note.md\0x", 14), "../repo_evil/secret.md",
+  };
+  for (const std::string& path : bad) {
+    CAPTURE(path);
+    CHECK(code_of(repo->open(path, read_only)) == errc::outside_root);
+    CHECK(code_of(repo->open(path, create_truncate)) == errc::outside_root);
+    CHECK(code_of(repo->map(path)) == errc::outside_root);
+    CHECK(code_of(repo->exists(path)) == errc::outside_root);
+    CHECK(code_of(repo->file_size(path)) == errc::outside_root);
+    CHECK(code_of(repo->create_dir(path)) == errc::outside_root);
+    CHECK(code_of(repo->remove(path)) == errc::outside_root);
+    CHECK(code_of(repo->rename("docs/note.md", path)) == errc::outside_root);
+    CHECK(code_of(repo->rename(path, "docs/moved.md")) == errc::outside_root);
+    CHECK(code_of(repo->lock(path, lock_mode::exclusive, false)) == errc::outside_root);
+    CHECK(code_of(repo->list_dir(path)) == errc::outside_root);
+    CHECK(code_of(repo->sync_dir(path)) == errc::outside_root);
+  }
+  CHECK(read_text(*repo, "docs/note.md") == "inside\n");
+}
+
+TEST_CASE("confined_file_system: no symlink below the root is followed, for any operation") {
+  sandbox box;
+  const auto outside_before = snapshot(box.outside);
+  const auto evil_before = snapshot(box.evil);
+  auto repo = box.open_repo();
+  // As the last component and as a folder on the way, links of every kind.
+  const std::vector<std::string> links = {"out_dir", "out_file", "docs_again", "dangling", "loop", "evil_dir"};
+  for (const std::string& link : links) {
+    for (const std::string& path : {link, link + "/secret.md", link + "/new.md", link + "/note.md"}) {
+      CAPTURE(path);
+      const auto refused = [&](const agentctx::error& e) {
+        CHECK(e.code == errc::outside_root);
+        CHECK(e.sys_errno == ELOOP);
+        CHECK(e.message.find("symbolic link") != std::string::npos);
+      };
+      const auto check_refused = [&](const auto& r) {
+        REQUIRE_FALSE(r.has_value());
+        refused(r.error());
+      };
+      const bool through = path != link;  // the link is a folder on the way
+      check_refused(repo->open(path, read_only));
+      check_refused(repo->open(path, create_truncate));
+      check_refused(repo->open(path, create_new));
+      check_refused(repo->map(path));
+      check_refused(repo->exists(path));
+      check_refused(repo->file_size(path));
+      check_refused(repo->create_dir(path));
+      check_refused(repo->lock(path, lock_mode::exclusive, false));
+      check_refused(repo->list_dir(path));
+      check_refused(repo->sync_dir(path));
+      if (through) {
+        check_refused(repo->remove(path));
+        check_refused(repo->rename("docs/note.md", path));
+        check_refused(repo->rename(path, "docs/moved.md"));
+      }
+      auto writer = atomic_file_writer::begin(*repo, path);
+      if (writer) {
+        // Only a link as the last component gets this far: the temporary
+        // file is beside it, and commit() replaces the link itself.
+        CHECK_FALSE(through);
+      } else {
+        CHECK(writer.error().code == errc::outside_root);
+      }
+    }
+  }
+  CHECK(snapshot(box.outside) == outside_before);
+  CHECK(snapshot(box.evil) == evil_before);
+}
+
+TEST_CASE("confined_file_system: renaming over a link replaces the link, never its target") {
+  sandbox box;
+  const auto outside_before = snapshot(box.outside);
+  auto repo = box.open_repo();
+  write_text(*repo, "docs/new.md", "replacement\n");
+  REQUIRE(repo->rename("docs/new.md", "out_file").has_value());
+  CHECK(fs::is_regular_file(fs::symlink_status(box.repo / "out_file")));
+  CHECK(read_text(*repo, "out_file") == "replacement\n");
+  // Removing a link removes the link.
+  REQUIRE(repo->remove("dangling").has_value());
+  CHECK_FALSE(fs::exists(fs::symlink_status(box.repo / "dangling")));
+  CHECK(snapshot(box.outside) == outside_before);
+}
+
+TEST_CASE("confined_file_system: the root must be absolute, canonical and a folder") {
+  sandbox box;
+  fs::create_directory_symlink(box.repo, box.top / "repo_link");
+  sandbox::write(box.top / "plain_file", "x");
+  struct root_case {
+    std::string root;
+    errc code;
+  };
+  const std::vector<root_case> cases = {
+      {"", errc::outside_root},
+      {"repo", errc::outside_root},
+      {"./repo", errc::outside_root},
+      {(box.top / "repo_link").string(), errc::outside_root},
+      {(box.top / "repo_link").string() + "/docs", errc::outside_root},
+      {(box.top / "repo" / ".." / "repo").string(), errc::outside_root},
+      {(box.top / "repo" / "." / "docs").string(), errc::outside_root},
+      {box.top.string() + "//repo", errc::outside_root},
+      {(box.top / "missing").string(), errc::not_found},
+      {(box.top / "plain_file").string(), errc::io_error},
+  };
+  for (const root_case& c : cases) {
+    CAPTURE(c.root);
+    auto opened = confined_file_system::open(c.root);
+    REQUIRE_FALSE(opened.has_value());
+    CHECK(opened.error().code == c.code);
+  }
+  auto plain = confined_file_system::open((box.top / "plain_file").string());
+  REQUIRE_FALSE(plain.has_value());
+  CHECK(plain.error().sys_errno == ENOTDIR);
+  // A trailing slash is the same root.
+  auto slash = confined_file_system::open(box.repo.string() + "/");
+  REQUIRE(slash.has_value());
+  CHECK((*slash)->root() == box.repo.string());
+  CHECK(read_text(**slash, "docs/note.md") == "inside\n");
+}
+
+TEST_CASE("confined_file_system: the root stays the same folder when its path is renamed or replaced") {
+  sandbox box;
+  auto repo = box.open_repo();
+  fs::rename(box.repo, box.top / "moved");
+  fs::create_directory_symlink(box.outside, box.repo);  // the old name now leads outside
+  CHECK(read_text(*repo, "docs/note.md") == "inside\n");
+  write_text(*repo, "docs/added.md", "added\n");
+  CHECK(fs::exists(box.top / "moved" / "docs" / "added.md"));
+  CHECK_FALSE(fs::exists(box.outside / "docs"));
+  CHECK(snapshot(box.outside).size() == 1);
+}
+
+TEST_CASE("confined_file_system: atomic replacement and new folders work below the root") {
+  sandbox box;
+  auto repo = box.open_repo();
+  REQUIRE(repo->create_dir("logs").has_value());
+  REQUIRE(repo->create_dir("logs/2025").has_value());
+  auto writer = atomic_file_writer::begin(*repo, "logs/2025/01.md");
+  REQUIRE(writer.has_value());
+  REQUIRE(writer->append(bytes_of("# log\n")).has_value());
+  REQUIRE(writer->commit().has_value());
+  CHECK(read_text(*repo, "logs/2025/01.md") == "# log\n");
+  auto names = repo->list_dir("logs/2025");
+  REQUIRE(names.has_value());
+  CHECK(*names == std::vector<std::string>{"01.md"});
+  auto top = repo->list_dir(".");
+  REQUIRE(top.has_value());
+  CHECK(std::find(top->begin(), top->end(), "logs") != top->end());
+  CHECK(repo->sync_dir(".").has_value());
+  CHECK(*repo->exists("logs/2025/01.md"));
+  CHECK_FALSE(*repo->exists("logs/2026/01.md"));
+  CHECK_FALSE(*repo->exists("docs/note.md/x"));  // a file on the way: ENOTDIR, not there
+  CHECK(code_of(repo->open(".", read_only)) == errc::invalid_argument);
+}

@@ -5,7 +5,12 @@
 # searches it; then records a conversation over the same documents in a turn
 # store, branches it, and shows paging, deduplication and a full check; then
 # deposits each documentation page as a Context Package in a Relay store and
-# pulls, searches, orients, asserts facts, reviews, exports and verifies.
+# pulls, searches, orients, asserts facts, reviews, exports and verifies;
+# finally keeps an agent's memory (seed 004) in a scratch repository: a
+# session log with entries from the docs, the summary with an optimistic
+# update, the session list, and a refused heading injection; and loads the
+# session-start context of an item made from the docs (read-context: long
+# notes elided, a token budget, propose and confirm, the decision log).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build/release"
@@ -13,12 +18,14 @@ out="$root/build/demo"
 
 bash "$root/scripts/setup.sh"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DAGENTCTX_BUILD_TESTS=OFF \
-  -DAGENTCTX_BUILD_BENCH=OFF -DAGENTCTX_BUILD_EXAMPLES=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target agentsdb ctxstore relay relay-deposit
+  -DAGENTCTX_BUILD_BENCH=OFF -DAGENTCTX_BUILD_EXAMPLES=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16 >/dev/null
+cmake --build "$build" -j"$(nproc)" --target agentsdb ctxstore relay relay-deposit agent-memory read-context
 agentsdb="$build/cli/agentsdb"
 ctxstore="$build/cli/ctxstore"
 relay="$build/cli/relay"
 relay_deposit="$build/cli/relay-deposit"
+agent_memory="$build/cli/agent-memory"
+read_context="$build/cli/read-context"
 mkdir -p "$out"
 
 echo
@@ -152,3 +159,65 @@ show_relay review --store "$relay_store" --package pkg-demo-handoff --status com
 show_relay orient --store "$relay_store" --project proj_agentctx_docs --max-tokens 600
 show_relay export --store "$relay_store" --project proj_agentctx_docs -o "$out/relay-export.ndjson"
 show_relay verify --store "$relay_store"
+
+# Agent memory in a scratch repository (the memory lives in the repository,
+# under .github/agent-memory/<agent>/).
+memory_repo="$out/memory-repo"
+rm -rf "$memory_repo"
+mkdir -p "$memory_repo"
+memory_repo=$(cd "$memory_repo" && pwd -P)
+show_memory() {
+  echo
+  printf '$ agent-memory'
+  printf ' %q' "$@"
+  echo
+  (cd "$memory_repo" && "$agent_memory" "$@")
+}
+today=$(date -u +%F)
+show_memory start-session --agent docs-reader
+show_memory start-session --agent docs-reader --date "$today"
+for page in README.md docs/memory/agent-memory.md docs/relay/protocol.md; do
+  title=$(grep -m1 '^# ' "$root/$page" | sed 's/^# //')
+  show_memory append --agent docs-reader --section "Discussion Summary" --content "- Read $page: $title"
+done
+show_memory append --agent docs-reader --section Decisions --content "- Keep memory in the repository; git is the record"
+show_memory append --agent docs-reader --section Decisions --content $'intro\n## Decisions\nfake' || \
+  echo "(refused with exit $?: content can never create a section)"
+base=$(cd "$memory_repo" && "$agent_memory" read-summary --agent docs-reader --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["hash"])')
+show_memory update-summary --agent docs-reader --section Decisions --mode append \
+  --content "- Memory lives in .github/agent-memory" --base-hash "$base"
+show_memory update-summary --agent docs-reader --section Decisions --mode replace --content "- stale" \
+  --base-hash "$base" || echo "(refused with exit $?: the summary changed since that hash)"
+show_memory read-summary --agent docs-reader
+show_memory list-sessions --agent docs-reader --json
+echo
+echo "\$ cat .github/agent-memory/docs-reader/logs/$today.md"
+cat "$memory_repo/.github/agent-memory/docs-reader/logs/$today.md"
+
+# The session-start context of an item: taste from the style notes, the
+# item "relay-docs" with the protocol page as its (long) notes, a log of the
+# sessions above and an open vocabulary gap.
+context_root="$out/context"
+rm -rf "$context_root"
+mkdir -p "$context_root/relay-docs"
+sed -n '1,/^## Layout/p' "$root/README.md" > "$context_root/taste.md"
+echo "Understand the Relay store well enough to review a change to it." > "$context_root/relay-docs/brief.md"
+cp "$root/docs/relay/protocol.md" "$context_root/relay-docs/notes.md"
+now=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+for s in 1 2 3; do
+  echo "{\"timestamp\":\"$now\",\"session_id\":\"demo-$s\",\"summary\":\"read docs page $s\",\"trace\":[1,2,3]}"
+done > "$context_root/relay-docs/log.jsonl"
+echo '{"term":"fact supersession","note":"no short word for it yet"}' > "$context_root/relay-docs/vocabulary_gaps.jsonl"
+show_context() {
+  echo
+  printf '$ read-context'
+  printf ' %q' "$@"
+  echo
+  (cd "$context_root" && "$read_context" "$@")
+}
+show_context show relay-docs --max-tokens 700 --taste-max-lines 30
+show_context notes relay-docs --from 11 --lines 5
+show_context propose --target notes --item relay-docs --content "- Reviewed the store format: CRC per record" --reason "demo"
+proposal=$(cd "$context_root" && "$read_context" proposals --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["data"]["proposals"][0]["id"])')
+show_context confirm "$proposal" --by demo-user --note "looks right"
+show_context log

@@ -14,9 +14,18 @@
 //   relay/  the Agentic Protocol (seed 001) at L3: canonical JSON hashing,
 //           packages, facts, the on-disk store, orient/orchestrate, export
 //   memory/ agent memory (seed 004): schema, session logs and summary as
-//           markdown sections, and the check of appended content
+//           markdown sections, the operations over a confined repository,
+//           the seed's error codes, and the MCP tools
+//   context/ the context loader (seed 003): read_context's tiers and
+//           shortening rules, JSONL read from the end, proposals, MCP tools
 #pragma once
 
+#include "agentctx/context/excerpt.hpp"
+#include "agentctx/context/jsonl_tail.hpp"
+#include "agentctx/context/loader.hpp"
+#include "agentctx/context/mcp_tools.hpp"
+#include "agentctx/context/proposals.hpp"
+#include "agentctx/context/result_json.hpp"
 #include "agentctx/core/crc32.hpp"
 #include "agentctx/core/endian.hpp"
 #include "agentctx/core/error.hpp"
@@ -24,9 +33,11 @@
 #include "agentctx/core/sha256.hpp"
 #include "agentctx/core/base64.hpp"
 #include "agentctx/core/time.hpp"
+#include "agentctx/core/token_estimate.hpp"
 #include "agentctx/core/utf8.hpp"
 #include "agentctx/core/line_diff.hpp"
 #include "agentctx/core/lines.hpp"
+#include "agentctx/core/markdown_lines.hpp"
 #include "agentctx/core/safe_name.hpp"
 #include "agentctx/core/zstd_codec.hpp"
 #include "agentctx/json/writer.hpp"
@@ -82,6 +93,7 @@
 #include "agentctx/mcp/protocol_version.hpp"
 #include "agentctx/mcp/server.hpp"
 #include "agentctx/mcp/stdio_transport.hpp"
+#include "agentctx/mcp/tool_arguments.hpp"
 #include "agentctx/mcp/tool_registry.hpp"
 #include "agentctx/vector/instruction_set.hpp"
 #include "agentctx/vector/similarity_kernels.hpp"
@@ -101,4 +113,8 @@
 #include "agentctx/relay/export.hpp"
 #include "agentctx/relay/conformance.hpp"
 #include "agentctx/relay/mcp_tools.hpp"
+#include "agentctx/memory/agent_memory.hpp"
+#include "agentctx/memory/errors.hpp"
 #include "agentctx/memory/markdown_sections.hpp"
+#include "agentctx/memory/mcp_tools.hpp"
+#include "agentctx/memory/result_json.hpp"

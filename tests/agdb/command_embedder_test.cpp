@@ -13,6 +13,8 @@
 #include "agentctx/agdb/command_embedder.hpp"
 #include "io/io_test_support.hpp"
 
+namespace agdb_command_embedder_test {
+
 using agentctx::errc;
 using agentctx::agdb::command_embedder;
 using agentctx::agdb::command_embedder_options;
@@ -162,3 +164,5 @@ TEST_CASE("command_embedder: argument errors") {
   CHECK(started.error().code == errc::io_error);
   CHECK(started.error().describe().rfind("/nonexistent/embedder: cannot start program", 0) == 0);
 }
+
+}  // namespace agdb_command_embedder_test

@@ -9,6 +9,8 @@
 #include "agentctx/agdb/embedder_config.hpp"
 #include "io/io_test_support.hpp"
 
+namespace agdb_embedder_config_test {
+
 using agentctx::errc;
 using namespace agentctx::agdb;
 using agentctx::io::memory_file_system;
@@ -132,3 +134,5 @@ TEST_CASE("embedder_config: config_for_profile runs hash profiles and explains t
         "layer profile candle:all-minilm-l6-v2@main(dim=384, norm=none) needs an embedder this build cannot run; "
         "configure one with --embedder command ... or search with --query-vec");
 }
+
+}  // namespace agdb_embedder_config_test

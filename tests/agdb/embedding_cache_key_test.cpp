@@ -7,6 +7,8 @@
 #include "agentctx/agdb/embedding_cache_key.hpp"
 #include "agentctx/core/sha256.hpp"
 
+namespace agdb_embedding_cache_key_test {
+
 namespace agdb = agentctx::agdb;
 
 namespace {
@@ -52,3 +54,5 @@ TEST_CASE("every part of the profile and the exact content change the key") {
   CHECK(base.size() == 64u);
   CHECK(base.find_first_not_of("0123456789abcdef") == std::string::npos);
 }
+
+}  // namespace agdb_embedding_cache_key_test

@@ -23,6 +23,8 @@
 #include "agentctx/core/endian.hpp"
 #include "io/io_test_support.hpp"
 
+namespace agdb_embedding_cache_test {
+
 using agentctx::errc;
 using agentctx::result;
 using namespace agentctx::agdb;
@@ -445,3 +447,5 @@ TEST_CASE("caching_embedder: embeds only misses, once each, in one batch") {
   CHECK((*second)->embed(texts, wrong).error().code == errc::invalid_argument);
   CHECK(caching_embedder::open(nullptr, fs, directory).error().code == errc::invalid_argument);
 }
+
+}  // namespace agdb_embedding_cache_test

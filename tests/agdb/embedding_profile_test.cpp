@@ -7,6 +7,8 @@
 
 #include "agentctx/agdb/embedding_profile.hpp"
 
+namespace agdb_embedding_profile_test {
+
 namespace agdb = agentctx::agdb;
 
 namespace {
@@ -119,3 +121,5 @@ TEST_CASE("parse_layer_metadata_profile rejects malformed metadata as invalid_va
     CHECK(parsed.error().message.rfind("layer metadata: ", 0) == 0);
   }
 }
+
+}  // namespace agdb_embedding_profile_test

@@ -20,6 +20,8 @@
 #include "agentctx/agdb/hash_embedder.hpp"
 #include "agentctx/agdb/layer_reader.hpp"
 
+namespace agdb_hash_embedder_test {
+
 namespace agdb = agentctx::agdb;
 
 namespace {
@@ -366,3 +368,5 @@ TEST_CASE("ascii_white_space_bits marks exactly TAB, LF, VT, FF, CR and SPACE") 
     CHECK(agdb::detail::ascii_white_space_bits(word) == (space ? 0x08u : 0u));
   }
 }
+
+}  // namespace agdb_hash_embedder_test

@@ -27,6 +27,8 @@
 #include "agentctx/io/posix_file_system.hpp"
 #include "io/io_test_support.hpp"
 
+namespace agdb_layer_append_concurrency_test {
+
 namespace agdb = agentctx::agdb;
 
 namespace {
@@ -186,3 +188,5 @@ TEST_CASE("append_chunk: 4 threads x 200 writes into one layer lose nothing") {
   for (std::thread& thread : threads) thread.join();
   layer.check(logs);
 }
+
+}  // namespace agdb_layer_append_concurrency_test

@@ -30,6 +30,8 @@
 #include "agentctx/io/posix_file_system.hpp"
 #include "io/io_test_support.hpp"
 
+namespace agdb_layer_append_crash_test {
+
 namespace agdb = agentctx::agdb;
 namespace io = agentctx::io;
 using bytes = std::vector<std::byte>;
@@ -267,3 +269,5 @@ TEST_CASE("append_chunk: the temporary of a writer process killed mid-write is r
   CHECK(next->chunk_count == 2);
   CHECK(names_in(fs, dir.path()) == std::vector<std::string>{"AGENTS.local.db", "AGENTS.local.db.lock"});
 }
+
+}  // namespace agdb_layer_append_crash_test

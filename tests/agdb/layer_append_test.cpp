@@ -19,6 +19,8 @@
 #include "io/io_test_support.hpp"
 #include "support/hash_layer.hpp"
 
+namespace agdb_layer_append_test {
+
 namespace agdb = agentctx::agdb;
 using agdb::layer_id;
 using agentctx::errc;
@@ -295,3 +297,5 @@ TEST_CASE("append_chunk: concurrent writers on the real disk lose nothing") {
   CHECK(ids.size() == result.chunks.size());
   CHECK(contents.size() == result.chunks.size());
 }
+
+}  // namespace agdb_layer_append_test

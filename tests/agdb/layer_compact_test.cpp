@@ -13,6 +13,8 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "support/hash_layer.hpp"
 
+namespace agdb_layer_compact_test {
+
 namespace agdb = agentctx::agdb;
 using agentctx::errc;
 
@@ -164,3 +166,5 @@ TEST_CASE("compact with an i8 base: same-scale i8 user rows are copied, f32 user
   CHECK(std::equal(same.embeddings.i8_values.begin(), same.embeddings.i8_values.begin() + 128,
                    base.embeddings.i8_values.begin()));
 }
+
+}  // namespace agdb_layer_compact_test

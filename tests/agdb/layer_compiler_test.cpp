@@ -21,6 +21,8 @@
 #include "agentctx/core/sha256.hpp"
 #include "agentctx/io/memory_file_system.hpp"
 
+namespace agdb_layer_compiler_test {
+
 using agentctx::errc;
 using agentctx::agdb::compile_layer;
 using agentctx::agdb::compile_options;
@@ -434,3 +436,5 @@ TEST_CASE("chunk ids: a taken first candidate moves on to the next candidates") 
   CHECK(ids.assign("b.md", "beta", first) == second);  // as if b.md's first candidate collided
   CHECK(ids.assign("b.md", "beta", 0) == chunk_id_assigner::candidate(hasher, "b.md", "beta", 2));  // 0 is never an id
 }
+
+}  // namespace agdb_layer_compiler_test

@@ -14,6 +14,8 @@
 #include "agentctx/agdb/layer_reader.hpp"
 #include "agentctx/agdb/layer_validator.hpp"
 
+namespace agdb_layer_corruption_test {
+
 using agentctx::errc;
 using agentctx::agdb::layer_reader;
 
@@ -437,3 +439,5 @@ TEST_CASE("flipping any byte never reads out of bounds and reports in-file offse
     }
   }
 }
+
+}  // namespace agdb_layer_corruption_test

@@ -11,6 +11,8 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "support/hash_layer.hpp"
 
+namespace agdb_layer_diff_test {
+
 namespace agdb = agentctx::agdb;
 using agdb::layer_id;
 using agentctx::line_edit;
@@ -91,3 +93,5 @@ TEST_CASE("diff_layers: without a user layer, and with identical layers") {
   CHECK(diff->conflicts.empty());
   CHECK(diff->pending.empty());
 }
+
+}  // namespace agdb_layer_diff_test

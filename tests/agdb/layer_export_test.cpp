@@ -15,6 +15,8 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "support/hash_layer.hpp"
 
+namespace agdb_layer_export_test {
+
 namespace agdb = agentctx::agdb;
 using agentctx::errc;
 
@@ -308,3 +310,5 @@ TEST_CASE("export: parse_export accepts what newer writers may add and what the 
   const agdb::export_bundle pretty = parse_ok("{\n  \"format\": \"agentsdb.export.v1\",\n  \"layers\": []\n}\n");
   CHECK(pretty.layers.empty());
 }
+
+}  // namespace agdb_layer_export_test

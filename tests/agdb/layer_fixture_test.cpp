@@ -18,6 +18,8 @@
 #include "agentctx/agdb/layer_reader.hpp"
 #include "agentctx/agdb/layer_validator.hpp"
 
+namespace agdb_layer_fixture_test {
+
 using agentctx::agdb::layer_reader;
 using agentctx::agdb::section_kind;
 using agentctx::agdb::source_ref;
@@ -227,3 +229,5 @@ TEST_CASE("the fixtures open through the file system too") {
     CHECK(report.path == path);
   }
 }
+
+}  // namespace agdb_layer_fixture_test

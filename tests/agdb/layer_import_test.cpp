@@ -16,6 +16,8 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "support/hash_layer.hpp"
 
+namespace agdb_layer_import_test {
+
 namespace agdb = agentctx::agdb;
 using agentctx::errc;
 using test_support::file_bytes;
@@ -243,3 +245,5 @@ TEST_CASE("import: an i8 target quantises with its own scale; a profile clash is
   auto clash = agdb::import_export(fs, r.request, export_of({{1, "note", "Z."}}));
   REQUIRE_FALSE(clash.has_value());
 }
+
+}  // namespace agdb_layer_import_test

@@ -13,6 +13,8 @@
 #include "agentctx/agdb/layer_writer.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 
+namespace agdb_layer_reader_test {
+
 using agentctx::errc;
 using agentctx::agdb::element_type;
 using agentctx::agdb::layer_reader;
@@ -286,3 +288,5 @@ TEST_CASE("the hand-built layer is byte for byte what the writer encodes from it
     CHECK(*encoded == layer.bytes);
   }
 }
+
+}  // namespace agdb_layer_reader_test

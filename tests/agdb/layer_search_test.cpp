@@ -18,6 +18,8 @@
 #include "agentctx/io/posix_file_system.hpp"
 #include "support/fixture_paths.hpp"
 
+namespace agdb_layer_search_test {
+
 namespace agdb = agentctx::agdb;
 using agdb::layer_id;
 
@@ -634,3 +636,5 @@ TEST_CASE("the reference fixture AGENTS.db: a chunk's exact content finds that c
   CHECK(mismatch.error().code == agentctx::errc::incompatible);
   CHECK(mismatch.error().message.find("candle:all-minilm-l6-v2@main(dim=384, norm=none)") != std::string::npos);
 }
+
+}  // namespace agdb_layer_search_test

@@ -22,6 +22,8 @@
 #include "agentctx/core/sha256.hpp"
 #include "io/io_test_support.hpp"
 
+namespace agdb_layer_signature_test {
+
 using agentctx::errc;
 using namespace agentctx::agdb;
 using agentctx::io::fault_injecting_file_system;
@@ -684,3 +686,5 @@ TEST_CASE("layer_signature: on the real disk the private key file is created wit
   REQUIRE_MESSAGE(read_back.has_value(), read_back.error().describe());
   CHECK(read_back->public_key() == key.public_key());
 }
+
+}  // namespace agdb_layer_signature_test

@@ -12,6 +12,8 @@
 #include "agentctx/agdb/layer_validator.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 
+namespace agdb_layer_validator_test {
+
 using agentctx::errc;
 using agentctx::agdb::layer_reader;
 
@@ -135,3 +137,5 @@ TEST_CASE("the author check accepts exactly \"human\" and \"mcp\"") {
     CHECK(violations[0].offset == layer.record(1) + 12);
   }
 }
+
+}  // namespace agdb_layer_validator_test

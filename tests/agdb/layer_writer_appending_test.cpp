@@ -21,6 +21,8 @@
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 
+namespace agdb_layer_writer_appending_test {
+
 namespace agdb = agentctx::agdb;
 using agentctx::errc;
 
@@ -243,3 +245,5 @@ TEST_CASE("write_layer_appending refuses what the detour refuses and writes noth
   CHECK(written.error().code == errc::unsupported);
   CHECK(fs.list_dir("/").value().empty());
 }
+
+}  // namespace agdb_layer_writer_appending_test

@@ -24,6 +24,8 @@
 #include "agentctx/io/posix_file_system.hpp"
 #include "io/io_test_support.hpp"
 
+namespace agdb_layer_writer_test {
+
 namespace agdb = agentctx::agdb;
 namespace io = agentctx::io;
 using agentctx::errc;
@@ -608,3 +610,5 @@ TEST_CASE("write_layer under an injected fault at every operation leaves the old
     }
   }
 }
+
+}  // namespace agdb_layer_writer_test

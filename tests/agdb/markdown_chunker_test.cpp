@@ -10,6 +10,8 @@
 #include "agentctx/agdb/markdown_chunker.hpp"
 #include "agentctx/core/utf8.hpp"
 
+namespace agdb_markdown_chunker_test {
+
 using agentctx::agdb::chunk_markdown;
 using agentctx::agdb::chunking_options;
 using agentctx::agdb::text_chunk;
@@ -245,3 +247,5 @@ TEST_CASE("chunk_markdown: a 5 MB generated document") {
   CHECK(small_fences > 100);
   CHECK(fences.size() > small_fences);
 }
+
+}  // namespace agdb_markdown_chunker_test

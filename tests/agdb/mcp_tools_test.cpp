@@ -14,6 +14,8 @@
 #include "mcp/mcp_test_support.hpp"
 #include "support/hash_layer.hpp"
 
+namespace agdb_mcp_tools_test {
+
 namespace agdb = agentctx::agdb;
 using agdb::layer_id;
 
@@ -240,3 +242,5 @@ TEST_CASE("add_mcp_tools: three tools with aliases; a bad max_k or a taken name 
   options.max_k = agdb::search_request::max_k + 1;
   CHECK_FALSE(agdb::add_mcp_tools(other, fixture.fs, options).has_value());
 }
+
+}  // namespace agdb_mcp_tools_test

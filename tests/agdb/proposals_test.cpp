@@ -17,6 +17,8 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "support/hash_layer.hpp"
 
+namespace agdb_proposals_test {
+
 namespace agdb = agentctx::agdb;
 using agdb::layer_id;
 using agentctx::errc;
@@ -510,3 +512,5 @@ TEST_CASE("promotion refuses layers with different embedding profiles and a delt
   REQUIRE_FALSE(same_file.has_value());
   CHECK(same_file.error().message.find("same file") != std::string::npos);
 }
+
+}  // namespace agdb_proposals_test

@@ -11,6 +11,8 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "support/hash_layer.hpp"
 
+namespace agdb_provenance_test {
+
 namespace agdb = agentctx::agdb;
 using agdb::source_ref;
 
@@ -82,3 +84,5 @@ TEST_CASE("provenance_chain: cycles end, the depth limit holds, a missing start 
   CHECK(missing.error().code == agentctx::errc::not_found);
   CHECK_FALSE(agdb::provenance_chain(t.layers, 3, 5).has_value());
 }
+
+}  // namespace agdb_provenance_test

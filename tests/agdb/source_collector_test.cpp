@@ -8,6 +8,8 @@
 #include "agdb/source_tree.hpp"
 #include "agentctx/agdb/source_collector.hpp"
 
+namespace agdb_source_collector_test {
+
 using agentctx::errc;
 using agentctx::agdb::collect_sources;
 using agentctx::agdb::glob_match;
@@ -177,3 +179,5 @@ TEST_CASE("collect_sources errors") {
   REQUIRE_FALSE(bad_exclude.has_value());
   CHECK(bad_exclude.error().code == errc::invalid_argument);
 }
+
+}  // namespace agdb_source_collector_test

@@ -13,6 +13,8 @@
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 
+namespace cli_agentsdb_embedder_test {
+
 #ifndef AGENTSDB_BIN
 TEST_CASE("agentsdb embedder options: end-to-end tests") {
   MESSAGE("skipping: AGENTSDB_BIN is not defined (the agentsdb target is not part of this build)");
@@ -170,3 +172,5 @@ TEST_CASE("agentsdb compile --help lists the embedder options") {
 }
 
 #endif
+
+}  // namespace cli_agentsdb_embedder_test

@@ -14,6 +14,8 @@
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 
+namespace cli_agentsdb_export_test {
+
 #ifndef AGENTSDB_BIN
 TEST_CASE("agentsdb export/import: end-to-end tests") {
   MESSAGE("skipping: AGENTSDB_BIN is not defined (the agentsdb target is not part of this build)");
@@ -181,3 +183,5 @@ TEST_CASE("agentsdb export/import: bad requests are one-line errors with the doc
 }
 
 #endif
+
+}  // namespace cli_agentsdb_export_test

@@ -11,6 +11,8 @@
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 
+namespace cli_agentsdb_review_test {
+
 #ifndef AGENTSDB_BIN
 TEST_CASE("agentsdb review: end-to-end tests") {
   MESSAGE("skipping: AGENTSDB_BIN is not defined (the agentsdb target is not part of this build)");
@@ -300,3 +302,5 @@ TEST_CASE("agentsdb review: refused requests exit with one line and write nothin
 }
 
 #endif
+
+}  // namespace cli_agentsdb_review_test

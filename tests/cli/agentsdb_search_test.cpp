@@ -17,6 +17,8 @@
 #include "io/io_test_support.hpp"
 #include "support/hash_layer.hpp"
 
+namespace cli_agentsdb_search_test {
+
 #ifndef AGENTSDB_BIN
 #error "AGENTSDB_BIN must name the agentsdb binary under test"
 #endif
@@ -236,3 +238,5 @@ TEST_CASE("agentsdb search: the reference fixtures") {
   check_error(mismatch, 2, "hash(dim=384, norm=none)");
   CHECK(contains(mismatch.err, "candle:all-minilm-l6-v2@main"));
 }
+
+}  // namespace cli_agentsdb_search_test

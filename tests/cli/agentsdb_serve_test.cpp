@@ -20,6 +20,8 @@
 #include "mcp/mcp_test_support.hpp"
 #include "support/hash_layer.hpp"
 
+namespace cli_agentsdb_serve_test {
+
 #ifndef AGENTSDB_BIN
 #error "AGENTSDB_BIN must name the agentsdb binary under test"
 #endif
@@ -257,3 +259,5 @@ TEST_CASE("agentsdb serve: start-up errors are one line on stderr with the docum
                  "\n");
   CHECK(contains(r.err, "agentsdb serve: base layer: missing.db (absent)"));
 }
+
+}  // namespace cli_agentsdb_serve_test

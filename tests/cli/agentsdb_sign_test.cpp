@@ -14,6 +14,8 @@
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 
+namespace cli_agentsdb_sign_test {
+
 #ifndef AGENTSDB_BIN
 TEST_CASE("agentsdb keygen/sign/verify: end-to-end tests") {
   MESSAGE("skipping: AGENTSDB_BIN is not defined (the agentsdb target is not part of this build)");
@@ -256,3 +258,5 @@ TEST_CASE("agentsdb keygen/sign/verify: usage and I/O errors exit 2 with one lin
 }
 
 #endif
+
+}  // namespace cli_agentsdb_sign_test

@@ -19,6 +19,8 @@
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 
+namespace cli_agentsdb_test {
+
 #ifndef AGENTSDB_BIN
 TEST_CASE("agentsdb: end-to-end tests") {
   MESSAGE("skipping: AGENTSDB_BIN is not defined (the agentsdb target is not part of this build)");
@@ -957,3 +959,5 @@ TEST_CASE("agentsdb validate: --max-violations bounds the list of violations") {
 }
 
 #endif  // AGENTSDB_BIN
+
+}  // namespace cli_agentsdb_test

@@ -14,6 +14,8 @@
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 
+namespace cli_agentsdb_write_test {
+
 #ifndef AGENTSDB_BIN
 TEST_CASE("agentsdb write: end-to-end tests") {
   MESSAGE("skipping: AGENTSDB_BIN is not defined (the agentsdb target is not part of this build)");
@@ -179,3 +181,5 @@ TEST_CASE("agentsdb write: processes writing to one layer at once lose nothing")
 }
 
 #endif
+
+}  // namespace cli_agentsdb_write_test

@@ -3,6 +3,7 @@
 // output, standard error and exit code separately, and read and write files.
 #pragma once
 
+#include "support/disk_files.hpp"
 #include "support/fixture_paths.hpp"
 
 #include <doctest/doctest.h>
@@ -128,20 +129,8 @@ inline run_result ctxstore(const std::vector<std::string>& arguments, const std:
 }
 #endif
 
-/// The whole contents of `path`; fails the test when it cannot be read.
-inline std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-/// Creates (or replaces) `path` with `bytes`, creating missing parent folders.
-inline void write_file(const std::filesystem::path& path, std::string_view bytes) {
-  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  REQUIRE_MESSAGE(out.good(), "cannot write " << path);
-}
+using test_support::read_file;
+using test_support::write_file;
 
 /// The names of the entries directly in `directory`, sorted.
 inline std::vector<std::string> list_directory(const std::filesystem::path& directory) {

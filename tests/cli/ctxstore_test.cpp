@@ -25,6 +25,8 @@
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 
+namespace cli_ctxstore_test {
+
 #ifndef CTXSTORE_BIN
 TEST_CASE("ctxstore: end-to-end tests") {
   MESSAGE("skipping: CTXSTORE_BIN is not defined (the ctxstore target is not part of this build)");
@@ -633,3 +635,5 @@ TEST_CASE("ctxstore: --help names every command and option") {
 }
 
 #endif
+
+}  // namespace cli_ctxstore_test

@@ -21,6 +21,8 @@
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 
+namespace cli_relay_test {
+
 #if !defined(RELAY_BIN) || !defined(RELAY_DEPOSIT_BIN)
 TEST_CASE("relay: end-to-end tests") {
   MESSAGE("skipping: RELAY_BIN is not defined (the relay targets are not part of this build)");
@@ -773,3 +775,5 @@ TEST_CASE("relay conformance, --help of every command, usage errors and a locked
 }
 
 #endif
+
+}  // namespace cli_relay_test

@@ -9,6 +9,8 @@
 
 #include "agentctx/core/base64.hpp"
 
+namespace core_base64_test {
+
 using agentctx::base64_decode;
 using agentctx::base64_encode;
 using agentctx::errc;
@@ -100,3 +102,5 @@ TEST_CASE("base64 decoding refuses everything but canonical padded text, naming 
     CHECK(decoded.error().message.find(r.message) != std::string::npos);
   }
 }
+
+}  // namespace core_base64_test

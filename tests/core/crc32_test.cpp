@@ -10,6 +10,8 @@
 
 #include "agentctx/core/crc32.hpp"
 
+namespace core_crc32_test {
+
 using agentctx::crc32;
 
 TEST_CASE("CRC-32 matches the IEEE / zlib check values") {
@@ -66,3 +68,5 @@ TEST_CASE("incremental CRC-32 equals the one-shot value") {
   hasher.update("56789");
   CHECK(hasher.value() == 0xCBF43926u);
 }
+
+}  // namespace core_crc32_test

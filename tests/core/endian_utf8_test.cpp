@@ -7,6 +7,8 @@
 #include "agentctx/core/endian.hpp"
 #include "agentctx/core/utf8.hpp"
 
+namespace core_endian_utf8_test {
+
 TEST_CASE("little-endian loads and stores at unaligned offsets") {
   std::array<std::byte, 16> buf{};
   agentctx::store_u32(buf.data() + 1, 0x42444741u);
@@ -65,3 +67,5 @@ TEST_CASE("UTF-8 validation follows RFC 3629") {
     CHECK(agentctx::is_valid_utf8(r.text) == (r.first_bad == std::string::npos));
   }
 }
+
+}  // namespace core_endian_utf8_test

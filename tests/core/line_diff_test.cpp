@@ -10,6 +10,8 @@
 
 #include "agentctx/core/line_diff.hpp"
 
+namespace core_line_diff_test {
+
 using agentctx::diff_lines;
 using agentctx::line_edit;
 using agentctx::split_lines;
@@ -80,3 +82,5 @@ TEST_CASE("diff_lines: past max_edits the texts are reported as replaced, still 
   CHECK(edits.front() == line_edit{line_edit::remove, "1"});
   CHECK(edits.back() == line_edit{line_edit::add, "8"});
 }
+
+}  // namespace core_line_diff_test

@@ -5,6 +5,8 @@
 
 #include "agentctx/core/result.hpp"
 
+namespace core_result_test {
+
 using agentctx::errc;
 using agentctx::result;
 
@@ -69,3 +71,5 @@ TEST_CASE("error codes have stable names and a data-error class") {
   auto e = agentctx::make_error(errc::corrupt, "bad").with_path("f.db");
   CHECK(e.describe() == "f.db: bad");
 }
+
+}  // namespace core_result_test

@@ -8,6 +8,8 @@
 
 #include "agentctx/core/safe_name.hpp"
 
+namespace core_safe_name_test {
+
 TEST_CASE("safe names: one plain path component, or refused with the reason") {
   const std::vector<std::string> good = {
       "aristotle", "Aristotle", "a", "agent-7", "agent_7", "we..ird", "v1.2", "0day", std::string(64, 'x'),
@@ -65,3 +67,5 @@ TEST_CASE("safe names: one plain path component, or refused with the reason") {
     }
   }
 }
+
+}  // namespace core_safe_name_test

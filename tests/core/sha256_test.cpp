@@ -9,6 +9,8 @@
 
 #include "agentctx/core/sha256.hpp"
 
+namespace core_sha256_test {
+
 using agentctx::sha256;
 using agentctx::sha256_hasher;
 using agentctx::to_hex;
@@ -156,3 +158,5 @@ TEST_CASE("parse_hex_digest reads back what to_hex writes, and nothing else") {
     CHECK_FALSE(agentctx::parse_hex_digest(r.text).has_value());
   }
 }
+
+}  // namespace core_sha256_test

@@ -9,6 +9,8 @@
 
 #include "agentctx/core/time.hpp"
 
+namespace core_time_test {
+
 using agentctx::format_rfc3339_utc_ms;
 using agentctx::max_rfc3339_unix_ms;
 using agentctx::parse_rfc3339_utc_ms;
@@ -188,3 +190,5 @@ TEST_CASE("calendar dates: YYYY-MM-DD exactly, and only days that exist") {
   CHECK(agentctx::format_calendar_date(0) == "1970-01-01");
   CHECK(agentctx::format_calendar_date(1'709'164'800'000) == "2024-02-29");
 }
+
+}  // namespace core_time_test

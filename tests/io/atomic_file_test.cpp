@@ -11,6 +11,8 @@
 #include "agentctx/io/atomic_file.hpp"
 #include "io/io_test_support.hpp"
 
+namespace io_atomic_file_test {
+
 using agentctx::errc;
 using agentctx::result;
 using namespace agentctx::io;
@@ -283,3 +285,5 @@ TEST_CASE("a replacement interrupted at any operation leaves the old or the new 
                       [](const recorded_operation& op) { return op.kind == operation_kind::write; }) > 2);
   CHECK(images > history.size() * 2);
 }
+
+}  // namespace io_atomic_file_test

@@ -16,6 +16,10 @@
 #include "agentctx/io/atomic_file.hpp"
 #include "agentctx/io/confined_file_system.hpp"
 #include "io/io_test_support.hpp"
+#include "support/disk_files.hpp"
+#include "support/result_checks.hpp"
+
+namespace io_confined_file_system_test {
 
 using agentctx::errc;
 using namespace agentctx::io;
@@ -27,58 +31,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Every file below `dir` with its contents, and every folder and link.
-std::map<std::string, std::string> snapshot(const fs::path& dir) {
-  std::map<std::string, std::string> out;
-  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
-    const fs::path relative = fs::relative(it->path(), dir);
-    if (it->is_symlink()) {
-      out[relative.string()] = "-> " + fs::read_symlink(it->path()).string();
-    } else if (it->is_directory()) {
-      out[relative.string()] = "(folder)";
-    } else {
-      std::string text;
-      if (FILE* f = std::fopen(it->path().c_str(), "rb")) {
-        char buffer[4096];
-        std::size_t n;
-        while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) text.append(buffer, n);
-        std::fclose(f);
-      }
-      out[relative.string()] = text;
-    }
-  }
-  return out;
-}
+using test_support::code_of;
+using test_support::tree_snapshot;
+using test_support::write_file;
 
-/// A scratch folder with repo/ (the root, with a file and a folder),
-/// repo_evil/ and outside/ (canaries), and links inside repo/ of every kind.
-struct sandbox {
-  io_test::temporary_directory scratch;
-  fs::path top = fs::canonical(scratch.path());
-  fs::path repo = top / "repo";
-  fs::path outside = top / "outside";
-  fs::path evil = top / "repo_evil";
-
+/// The canary sandbox with links inside repo/ of every kind.
+struct sandbox : test_support::canary_sandbox {
   sandbox() {
-    fs::create_directories(repo / "docs");
-    fs::create_directories(outside);
-    fs::create_directories(evil);
-    write(repo / "docs" / "note.md", "inside\n");
-    write(outside / "secret.md", "outside\n");
-    write(evil / "secret.md", "evil\n");
+    write_file(repo / "docs" / "note.md", "inside\n");
+    write_file(outside / "secret.md", "outside\n");
+    write_file(evil / "secret.md", "evil\n");
     fs::create_directory_symlink(outside, repo / "out_dir");          // a folder outside
     fs::create_symlink(outside / "secret.md", repo / "out_file");     // a file outside
     fs::create_directory_symlink(repo / "docs", repo / "docs_again");  // a folder inside
     fs::create_symlink(top / "nowhere", repo / "dangling");           // nothing
     fs::create_symlink(repo / "loop", repo / "loop");                 // itself
     fs::create_directory_symlink(fs::path("../repo_evil"), repo / "evil_dir");
-  }
-
-  static void write(const fs::path& path, const std::string& text) {
-    FILE* f = std::fopen(path.c_str(), "wb");
-    REQUIRE(f != nullptr);
-    REQUIRE(std::fwrite(text.data(), 1, text.size(), f) == text.size());
-    std::fclose(f);
   }
 
   std::unique_ptr<confined_file_system> open_repo() const {
@@ -88,10 +56,6 @@ struct sandbox {
   }
 };
 
-template <class T>
-errc code_of(const agentctx::result<T>& r) {
-  return r.has_value() ? errc::ok : r.error().code;
-}
 
 }  // namespace
 
@@ -125,8 +89,8 @@ TEST_CASE("confined_file_system: paths that are not plain relative paths are ref
 
 TEST_CASE("confined_file_system: no symlink below the root is followed, for any operation") {
   sandbox box;
-  const auto outside_before = snapshot(box.outside);
-  const auto evil_before = snapshot(box.evil);
+  const auto outside_before = tree_snapshot(box.outside);
+  const auto evil_before = tree_snapshot(box.evil);
   auto repo = box.open_repo();
   // As the last component and as a folder on the way, links of every kind.
   const std::vector<std::string> links = {"out_dir", "out_file", "docs_again", "dangling", "loop", "evil_dir"};
@@ -168,13 +132,13 @@ TEST_CASE("confined_file_system: no symlink below the root is followed, for any 
       }
     }
   }
-  CHECK(snapshot(box.outside) == outside_before);
-  CHECK(snapshot(box.evil) == evil_before);
+  CHECK(tree_snapshot(box.outside) == outside_before);
+  CHECK(tree_snapshot(box.evil) == evil_before);
 }
 
 TEST_CASE("confined_file_system: renaming over a link replaces the link, never its target") {
   sandbox box;
-  const auto outside_before = snapshot(box.outside);
+  const auto outside_before = tree_snapshot(box.outside);
   auto repo = box.open_repo();
   write_text(*repo, "docs/new.md", "replacement\n");
   REQUIRE(repo->rename("docs/new.md", "out_file").has_value());
@@ -183,13 +147,13 @@ TEST_CASE("confined_file_system: renaming over a link replaces the link, never i
   // Removing a link removes the link.
   REQUIRE(repo->remove("dangling").has_value());
   CHECK_FALSE(fs::exists(fs::symlink_status(box.repo / "dangling")));
-  CHECK(snapshot(box.outside) == outside_before);
+  CHECK(tree_snapshot(box.outside) == outside_before);
 }
 
 TEST_CASE("confined_file_system: the root must be absolute, canonical and a folder") {
   sandbox box;
   fs::create_directory_symlink(box.repo, box.top / "repo_link");
-  sandbox::write(box.top / "plain_file", "x");
+  write_file(box.top / "plain_file", "x");
   struct root_case {
     std::string root;
     errc code;
@@ -231,7 +195,7 @@ TEST_CASE("confined_file_system: the root stays the same folder when its path is
   write_text(*repo, "docs/added.md", "added\n");
   CHECK(fs::exists(box.top / "moved" / "docs" / "added.md"));
   CHECK_FALSE(fs::exists(box.outside / "docs"));
-  CHECK(snapshot(box.outside).size() == 1);
+  CHECK(tree_snapshot(box.outside).size() == 1);
 }
 
 TEST_CASE("confined_file_system: atomic replacement and new folders work below the root") {
@@ -256,3 +220,5 @@ TEST_CASE("confined_file_system: atomic replacement and new folders work below t
   CHECK_FALSE(*repo->exists("docs/note.md/x"));  // a file on the way: ENOTDIR, not there
   CHECK(code_of(repo->open(".", read_only)) == errc::invalid_argument);
 }
+
+}  // namespace io_confined_file_system_test

@@ -8,6 +8,8 @@
 
 #include "io/io_test_support.hpp"
 
+namespace io_fault_injecting_file_system_test {
+
 using agentctx::errc;
 using agentctx::result;
 using namespace agentctx::io;
@@ -202,3 +204,5 @@ TEST_CASE("in crash mode every call after the fault fails") {
   CHECK_FALSE(faulty.crashed());
   CHECK(faulty.exists("f").has_value());
 }
+
+}  // namespace io_fault_injecting_file_system_test

@@ -11,6 +11,9 @@
 #include <vector>
 
 #include "io/io_test_support.hpp"
+#include "support/result_checks.hpp"
+
+namespace io_file_system_test {
 
 using agentctx::errc;
 using agentctx::result;
@@ -19,13 +22,9 @@ using io_test::bytes_of;
 using io_test::read_text;
 using io_test::text_of;
 using io_test::write_text;
+using test_support::code_of;
 
 namespace {
-
-template <class T>
-errc code_of(const result<T>& r) {
-  return r.has_value() ? errc::ok : r.error().code;
-}
 
 std::string read_at_text(file& handle, std::uint64_t offset, std::size_t count) {
   std::vector<std::byte> buffer(count);
@@ -297,3 +296,5 @@ TEST_CASE_TEMPLATE("a waiting lock is granted once the holder releases it", F, I
   CHECK(acquired.load());
   CHECK_FALSE(failed.load());
 }
+
+}  // namespace io_file_system_test

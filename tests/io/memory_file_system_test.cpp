@@ -8,6 +8,8 @@
 
 #include "io/io_test_support.hpp"
 
+namespace io_memory_file_system_test {
+
 using agentctx::errc;
 using namespace agentctx::io;
 using io_test::bytes_of;
@@ -352,3 +354,5 @@ TEST_CASE("write_whole and read_whole") {
   CHECK(fs.read_whole("missing").error().code == errc::not_found);
   CHECK(fs.write_whole("no/such/dir", "x").error().code == errc::not_found);
 }
+
+}  // namespace io_memory_file_system_test

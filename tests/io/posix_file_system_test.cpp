@@ -12,6 +12,8 @@
 #include "agentctx/io/atomic_file.hpp"
 #include "io/io_test_support.hpp"
 
+namespace io_posix_file_system_test {
+
 using agentctx::errc;
 using namespace agentctx::io;
 using io_test::bytes_of;
@@ -168,3 +170,5 @@ TEST_CASE("permission errors map to permission_denied") {
   CHECK(opened.error().code == errc::permission_denied);
   CHECK(opened.error().sys_errno == EACCES);
 }
+
+}  // namespace io_posix_file_system_test

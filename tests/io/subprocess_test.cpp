@@ -11,6 +11,8 @@
 
 #include "agentctx/io/subprocess.hpp"
 
+namespace io_subprocess_test {
+
 using agentctx::errc;
 using agentctx::result;
 using agentctx::io::child_process;
@@ -209,3 +211,5 @@ TEST_CASE("child_process: a handler's error stops the exchange and is returned")
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message.find("stdin is already closed") != std::string::npos);
 }
+
+}  // namespace io_subprocess_test

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+namespace json_canonical_test {
+
 using agentctx::errc;
 using agentctx::json::canonical_form;
 using agentctx::json::canonicalizer;
@@ -246,3 +248,5 @@ TEST_CASE("to_text writes a tree with its members in their order") {
   CHECK(json::to_text(*tree) == R"({"b":1,"a":[true,null,"x\n"],"c":{"z":1.5}})");
   CHECK(json::to_text(*tree, json::layout::pretty).find("\n  \"a\": [") != std::string::npos);
 }
+
+}  // namespace json_canonical_test

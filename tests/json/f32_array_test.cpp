@@ -13,6 +13,8 @@
 #include "agentctx/agdb/command_embedder.hpp"
 #include "agentctx/json/f32_array.hpp"
 
+namespace json_f32_array_test {
+
 namespace json = agentctx::json;
 using agentctx::errc;
 
@@ -118,3 +120,5 @@ TEST_CASE("command embedder answers: the three shapes and every violation") {
     CHECK(parsed.error().message == c.message);
   }
 }
+
+}  // namespace json_f32_array_test

@@ -15,6 +15,8 @@
 #include "agentctx/core/utf8.hpp"
 #include "agentctx/json/writer.hpp"
 
+namespace json_writer_test {
+
 using agentctx::json::layout;
 using agentctx::json::writer;
 
@@ -339,3 +341,5 @@ TEST_CASE("simdjson reads back what the writer wrote") {
     CHECK(root["flags"]["n"].is_null());
   }
 }
+
+}  // namespace json_writer_test

@@ -16,6 +16,8 @@
 #include "mcp/mcp_test_support.hpp"
 #include "support/hash_layer.hpp"
 
+namespace mcp_bad_input_test {
+
 namespace agdb = agentctx::agdb;
 using mcp_test::call;
 using mcp_test::request;
@@ -261,3 +263,5 @@ TEST_CASE("bad input: every case gets its documented answer and the session keep
   CHECK(s.send(call(16, "agents_search", R"({"query":"Releases are cut on Tuesdays.","k":1})"))
             ->find(R"(\"id\":1,)") != std::string::npos);
 }
+
+}  // namespace mcp_bad_input_test

@@ -9,6 +9,8 @@
 
 #include "agentctx/mcp/json_schema.hpp"
 
+namespace mcp_json_schema_test {
+
 namespace mcp = agentctx::mcp;
 using mcp::json_schema;
 
@@ -130,3 +132,5 @@ TEST_CASE("integer_value reads whole numbers written either way") {
   CHECK_FALSE(value("18446744073709551615").has_value());
   CHECK_FALSE(value("1e300").has_value());
 }
+
+}  // namespace mcp_json_schema_test

@@ -8,6 +8,8 @@
 
 #include "agentctx/mcp/jsonrpc.hpp"
 
+namespace mcp_jsonrpc_test {
+
 namespace mcp = agentctx::mcp;
 using mcp::message_kind;
 using mcp::rpc_error_code;
@@ -126,3 +128,5 @@ TEST_CASE("quoted_excerpt keeps messages short and cuts at a UTF-8 boundary") {
   cut_at_60.append(60, 'z').append("...\"");
   CHECK(mcp::quoted_excerpt(std::string(61, 'z')) == cut_at_60);
 }
+
+}  // namespace mcp_jsonrpc_test

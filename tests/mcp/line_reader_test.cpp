@@ -8,6 +8,8 @@
 
 #include "agentctx/mcp/line_reader.hpp"
 
+namespace mcp_line_reader_test {
+
 namespace mcp = agentctx::mcp;
 
 namespace {
@@ -93,3 +95,5 @@ TEST_CASE("line_reader: a callback returning false stops the feed") {
   CHECK(calls == 2);
   CHECK(mcp::line_reader(0).max_line_bytes() == 1);
 }
+
+}  // namespace mcp_line_reader_test

@@ -13,6 +13,8 @@
 #include "agentctx/mcp/tool_registry.hpp"
 #include "mcp/mcp_test_support.hpp"
 
+namespace mcp_server_test {
+
 namespace mcp = agentctx::mcp;
 using mcp::json_schema;
 using mcp_test::call;
@@ -265,3 +267,5 @@ TEST_CASE("tool_registry refuses bad names, taken names, missing handlers and no
   CHECK(tools.find("a_b-c.D9") == &tools.tools().front());
   CHECK(tools.find("missing") == nullptr);
 }
+
+}  // namespace mcp_server_test

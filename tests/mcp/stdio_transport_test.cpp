@@ -13,6 +13,8 @@
 #include "agentctx/mcp/stdio_transport.hpp"
 #include "mcp/mcp_test_support.hpp"
 
+namespace mcp_stdio_transport_test {
+
 namespace mcp = agentctx::mcp;
 
 namespace {
@@ -114,3 +116,5 @@ TEST_CASE("serve_stdio: a failed read is an error") {
   CHECK(served.error().sys_errno == EBADF);
   CHECK(served.error().message.rfind("reading a message failed: ", 0) == 0);
 }
+
+}  // namespace mcp_stdio_transport_test

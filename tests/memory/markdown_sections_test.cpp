@@ -8,6 +8,8 @@
 
 #include "agentctx/memory/markdown_sections.hpp"
 
+namespace memory_markdown_sections_test {
+
 using namespace agentctx::memory;
 
 TEST_CASE("the default schema v1 parses into its six sections and prints back byte for byte") {
@@ -126,3 +128,5 @@ TEST_CASE("entry content: what can be appended, and what is refused with the rea
     CHECK(p.message.find(c.fragment) != std::string::npos);
   }
 }
+
+}  // namespace memory_markdown_sections_test

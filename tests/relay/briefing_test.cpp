@@ -10,6 +10,8 @@
 #include "agentctx/relay/search.hpp"
 #include "relay_test_support.hpp"
 
+namespace relay_briefing_test {
+
 using namespace relay_test;
 using agentctx::errc;
 
@@ -285,3 +287,5 @@ TEST_CASE("the conformance descriptor declares L3 and the real capabilities") {
         R"({"capabilities":{"blob_storage":false,"hybrid_search":true,"realtime":false,"semantic_search":true},)"
         R"("conformance_level":"L3","implementation":{"name":"agentctx","version":"0.1.0"},"protocol_version":"0.1"})");
 }
+
+}  // namespace relay_briefing_test

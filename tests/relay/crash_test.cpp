@@ -14,6 +14,8 @@
 #include "relay_test_support.hpp"
 #include "support/crash_images.hpp"
 
+namespace relay_crash_test {
+
 using namespace relay_test;
 namespace io = agentctx::io;
 
@@ -178,3 +180,5 @@ TEST_CASE("a write that fails leaves the store refusing writes until it is reope
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().message.find("reopen") != std::string::npos);
 }
+
+}  // namespace relay_crash_test

@@ -16,6 +16,8 @@
 #include "mcp/mcp_test_support.hpp"
 #include "relay_test_support.hpp"
 
+namespace relay_mcp_tools_test {
+
 using namespace relay_test;
 using agentctx::errc;
 namespace agdb = agentctx::agdb;
@@ -660,3 +662,5 @@ TEST_CASE("protocol_error_json names the code and HTTP status of every store err
     CHECK(str(e["message"]) == "/r/relay.log: at byte 40: " + r.message);
   }
 }
+
+}  // namespace relay_mcp_tools_test

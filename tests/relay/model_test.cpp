@@ -11,6 +11,8 @@
 #include "agentctx/relay/errors.hpp"
 #include "relay_test_support.hpp"
 
+namespace relay_model_test {
+
 using namespace relay_test;
 using agentctx::errc;
 
@@ -255,3 +257,5 @@ TEST_CASE("generated ids and callsigns") {
   CHECK(callsign.find('-') != std::string::npos);
   CHECK(relay::generate_callsign(12345) == callsign);
 }
+
+}  // namespace relay_model_test

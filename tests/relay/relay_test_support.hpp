@@ -10,6 +10,7 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/json/canonical.hpp"
 #include "agentctx/relay/store.hpp"
+#include "support/result_checks.hpp"
 
 namespace relay_test {
 
@@ -32,13 +33,8 @@ inline relay::store_options test_options() {
   return o;
 }
 
-template <class T>
-T require_value(agentctx::result<T> r) {
-  REQUIRE_MESSAGE(r.has_value(), r.error().describe());
-  return std::move(*r);
-}
-
-inline void require_ok(const agentctx::result<void>& r) { REQUIRE_MESSAGE(r.has_value(), r.error().describe()); }
+using test_support::require_ok;
+using test_support::require_value;
 
 /// A minimal valid package (section 6.7) as a tree.
 inline json::value package(std::string id, std::string project = "proj_demo", std::string title = "Shipped archive",

@@ -6,6 +6,8 @@
 #include "agentctx/relay/errors.hpp"
 #include "relay_test_support.hpp"
 
+namespace relay_store_test {
+
 using namespace relay_test;
 using agentctx::errc;
 
@@ -408,3 +410,5 @@ TEST_CASE("pull specific refuses a quarantined package, naming why") {
   CHECK(store.pull_specific("pkg_2").error().code == errc::not_found);
   CHECK(relay::protocol_error_of(relay::project_not_found("p")).code == "project_not_found");
 }
+
+}  // namespace relay_store_test

@@ -6,6 +6,8 @@
 #include "agentctx/turns/store_check.hpp"
 #include "turns/turn_test_support.hpp"
 
+namespace turns_bad_input_test {
+
 using namespace turns_test;
 
 namespace {
@@ -441,3 +443,5 @@ TEST_CASE("turn store: fsck --repair that empties the logs leaves no stale check
   CHECK(store->last_turn() == 0);
   CHECK(store->contexts().empty());
 }
+
+}  // namespace turns_bad_input_test

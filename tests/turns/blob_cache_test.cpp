@@ -2,6 +2,8 @@
 #include "agentctx/turns/detail/blob_cache.hpp"
 #include "turns/turn_test_support.hpp"
 
+namespace turns_blob_cache_test {
+
 using namespace turns_test;
 
 namespace {
@@ -46,3 +48,5 @@ TEST_CASE("blob cache: capacity 0 keeps nothing, and the store reads without it"
   turn_id id = require_value(store->append(ctx.id, payload(5)));
   for (int i = 0; i < 3; ++i) CHECK(require_value(store->read_payload(require_value(store->get_turn(id)))) == payload(5));
 }
+
+}  // namespace turns_blob_cache_test

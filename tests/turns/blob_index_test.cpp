@@ -2,6 +2,8 @@
 // manifest, merging, and loading damaged index files.
 #include "turns/turn_test_support.hpp"
 
+namespace turns_blob_index_test {
+
 using namespace turns_test;
 
 namespace {
@@ -147,3 +149,5 @@ TEST_CASE("blob index: a missing manifest is an empty index; damaged files are r
     CHECK(loaded.covered_end() == file_header_size);
   }
 }
+
+}  // namespace turns_blob_index_test

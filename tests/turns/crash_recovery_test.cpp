@@ -12,6 +12,8 @@
 #include "support/crash_images.hpp"
 #include "turns/turn_test_support.hpp"
 
+namespace turns_crash_recovery_test {
+
 using namespace turns_test;
 
 namespace {
@@ -201,3 +203,5 @@ TEST_CASE("turn store: crash at every operation of a workload; every image recov
   MESSAGE("crash images checked: " << images);
   CHECK(images >= 10'000);
 }
+
+}  // namespace turns_crash_recovery_test

@@ -1,6 +1,8 @@
 // The turn store's records, byte for byte (docs/format/turn-store.md).
 #include "turns/turn_test_support.hpp"
 
+namespace turns_format_test {
+
 using namespace turns_test;
 
 TEST_CASE("turn format: file header layout and every way it can be wrong") {
@@ -164,3 +166,5 @@ TEST_CASE("turn format: context ids print as 16 hex digits and parse strictly") 
     CHECK_FALSE(parse_hex_id(bad).has_value());
   }
 }
+
+}  // namespace turns_format_test

@@ -16,6 +16,8 @@
 #include "io/io_test_support.hpp"
 #include "turns/turn_test_support.hpp"
 
+namespace turns_process_kill_test {
+
 using namespace turns_test;
 
 namespace {
@@ -131,3 +133,5 @@ TEST_CASE("turn store: SIGKILL at random moments never loses an acknowledged tur
   CHECK(killed_while_running > rounds / 2);
   CHECK(acknowledged.size() > 100);
 }
+
+}  // namespace turns_process_kill_test

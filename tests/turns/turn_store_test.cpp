@@ -7,6 +7,8 @@
 #include "io/io_test_support.hpp"
 #include "turns/turn_test_support.hpp"
 
+namespace turns_turn_store_test {
+
 using namespace turns_test;
 
 TEST_CASE("turn store: init creates an empty store; a second init refuses") {
@@ -450,3 +452,5 @@ TEST_CASE("turn store: a reader refreshing while the writer appends always sees 
   MESSAGE("consistent reader views: " << views);
   CHECK(views > 0);
 }
+
+}  // namespace turns_turn_store_test

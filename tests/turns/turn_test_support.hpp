@@ -16,6 +16,7 @@
 #include "agentctx/io/fault_injecting_file_system.hpp"
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/turns/turn_store.hpp"
+#include "support/result_checks.hpp"
 
 namespace turns_test {
 
@@ -76,13 +77,8 @@ inline store_options small_thresholds(std::uint64_t seed, std::size_t seal, std:
   return options;
 }
 
-template <class T>
-T require_value(result<T> r) {
-  REQUIRE_MESSAGE(r.has_value(), r.error().describe());
-  return std::move(*r);
-}
-
-inline void require_ok(const result<void>& r) { REQUIRE_MESSAGE(r.has_value(), r.error().describe()); }
+using test_support::require_ok;
+using test_support::require_value;
 
 /// A new store in `dir` of `fs`, opened as its writer.
 inline std::unique_ptr<turn_store> fresh_store(io::file_system& fs, const std::string& dir = "store",

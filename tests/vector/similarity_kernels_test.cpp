@@ -14,6 +14,8 @@
 #include "agentctx/core/endian.hpp"
 #include "agentctx/vector/similarity_kernels.hpp"
 
+namespace vector_similarity_kernels_test {
+
 namespace {
 
 using agentctx::vector::instruction_set;
@@ -419,3 +421,5 @@ TEST_CASE("kernel choice: 512-bit vectors only for rows on a 64-byte boundary") 
     CHECK(i8_kernel_for_rows(instruction_set::avx512, buffer + offset) == avx512_256);
   }
 }
+
+}  // namespace vector_similarity_kernels_test

@@ -10,6 +10,8 @@
 
 #include "agentctx/vector/top_k.hpp"
 
+namespace vector_top_k_test {
+
 namespace {
 
 using agentctx::vector::scored;
@@ -168,3 +170,5 @@ TEST_CASE("top_k with a non-integral payload") {
   best.push_scores(scores, [&](std::size_t i) -> const std::string& { return names[i]; });
   CHECK(best.take_sorted() == std::vector<scored<std::string>>{{3.0f, "y"}, {2.0f, "x"}});
 }
+
+}  // namespace vector_top_k_test

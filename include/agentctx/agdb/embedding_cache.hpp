@@ -85,9 +85,12 @@ inline std::uint64_t cache_record_size(std::uint32_t dim) noexcept {
 
 // The header a cache file for this profile JSON and dim must start with.
 inline std::vector<std::byte> encode_cache_header(std::string_view profile_json_v2, std::uint32_t dim) {
-  std::vector<std::byte> out;
+  // Starts as the magic (GCC 12 at -O2 warns, falsely, when the first bytes
+  // are inserted into an empty vector).
+  const auto* magic = reinterpret_cast<const std::byte*>(embedding_cache_magic.data());
+  std::vector<std::byte> out(magic, magic + embedding_cache_magic.size());
+  out.reserve(out.size() + 12 + profile_json_v2.size() + cache_checksum_size);
   byte_writer writer(out);
-  writer.bytes(embedding_cache_magic.data(), embedding_cache_magic.size());
   writer.u32(embedding_cache_version);
   writer.u32(dim);
   writer.u32(static_cast<std::uint32_t>(profile_json_v2.size()));

@@ -26,6 +26,7 @@ enum class errc : std::uint16_t {
   invalid_transition = 6,  ///< not allowed in the object's current state (a status change from a terminal state)
   archived = 7,            ///< the target is archived, so writes to it are refused
   outside_root = 8,        ///< a path leads outside the directory it is confined to (.., absolute, a symlink)
+  conflict = 9,            ///< the target changed since the version a request was based on
   // Environment errors.
   io_error = 10,           ///< a system call failed (see error::sys_errno)
   permission_denied = 11,  ///< EACCES / EPERM
@@ -61,6 +62,7 @@ constexpr std::string_view to_string(errc code) noexcept {
     case errc::invalid_transition: return "invalid_transition";
     case errc::archived: return "archived";
     case errc::outside_root: return "outside_root";
+    case errc::conflict: return "conflict";
     case errc::io_error: return "io_error";
     case errc::permission_denied: return "permission_denied";
     case errc::no_space: return "no_space";

@@ -271,4 +271,20 @@ inline std::optional<sha256_digest> parse_hex_digest(std::string_view hex) noexc
   return digest;
 }
 
+/// The prefix of a hash written as text: "sha256:<64 lowercase hex digits>".
+inline constexpr std::string_view sha256_text_prefix = "sha256:";
+
+/// "sha256:<hex>" of the bytes of `text` (content hashes of Relay packages,
+/// versions of agent-memory files).
+inline std::string sha256_text(std::string_view text) {
+  std::string out(sha256_text_prefix);
+  out += to_hex(sha256(text));
+  return out;
+}
+
+/// True for "sha256:" followed by exactly 64 lowercase hex digits.
+inline bool is_sha256_text(std::string_view text) noexcept {
+  return text.starts_with(sha256_text_prefix) && parse_hex_digest(text.substr(sha256_text_prefix.size())).has_value();
+}
+
 }  // namespace agentctx

@@ -61,6 +61,38 @@ inline std::size_t find_invalid_utf8(std::string_view text) noexcept {
   return n;
 }
 
+/// The code point starting at text[i] and, in `length`, its size in bytes;
+/// 0xFFFFFFFF and length 1 for a byte that does not start a well-formed
+/// sequence (overlong forms and surrogates are decoded as they are: use
+/// find_invalid_utf8 to validate).
+inline std::uint32_t decode_utf8_at(std::string_view text, std::size_t i, std::size_t& length) noexcept {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  length = 1;
+  if (lead < 0x80) return lead;
+  std::size_t count = 0;
+  std::uint32_t cp = 0;
+  if ((lead & 0xE0) == 0xC0) {
+    count = 2;
+    cp = lead & 0x1F;
+  } else if ((lead & 0xF0) == 0xE0) {
+    count = 3;
+    cp = lead & 0x0F;
+  } else if ((lead & 0xF8) == 0xF0) {
+    count = 4;
+    cp = lead & 0x07;
+  } else {
+    return 0xFFFFFFFF;
+  }
+  if (i + count > text.size()) return 0xFFFFFFFF;
+  for (std::size_t k = 1; k < count; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0xFFFFFFFF;
+    cp = cp << 6 | (byte(i + k) & 0x3F);
+  }
+  length = count;
+  return cp;
+}
+
 /// True when `text` is entirely valid UTF-8.
 inline bool is_valid_utf8(std::string_view text) noexcept { return find_invalid_utf8(text) == text.size(); }
 

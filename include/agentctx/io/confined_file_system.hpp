@@ -231,16 +231,15 @@ class confined_file_system final : public file_system {
   }
 
   result<std::uint64_t> file_size(const std::string& path) override {
-    auto parent_found = resolve_parent(path);
-    if (!parent_found) return unexpected(std::move(parent_found).error());
-    auto& parent = *parent_found;
-    struct stat st {};
-    if (::fstatat(parent.dir.get(), parent.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-      return detail::system_failure("stat", errno, path);
-    }
-    if (S_ISLNK(st.st_mode)) return symlink_failure("stat", path);
-    if (S_ISDIR(st.st_mode)) return detail::system_failure("stat", EISDIR, path);
-    return static_cast<std::uint64_t>(st.st_size);
+    auto st = stat_file(path);
+    if (!st) return unexpected(std::move(st).error());
+    return static_cast<std::uint64_t>(st->st_size);
+  }
+
+  result<std::uint64_t> modified_time_ms(const std::string& path) override {
+    auto st = stat_file(path);
+    if (!st) return unexpected(std::move(st).error());
+    return detail::modified_ms(*st);
   }
 
   result<std::vector<std::string>> list_dir(const std::string& dir) override {
@@ -266,6 +265,21 @@ class confined_file_system final : public file_system {
   }
 
  private:
+  /// lstat of a file below the root: a symlink is outside_root, a directory
+  /// io_error (EISDIR).
+  result<struct stat> stat_file(const std::string& path) const {
+    auto parent_found = resolve_parent(path);
+    if (!parent_found) return unexpected(std::move(parent_found).error());
+    auto& parent = *parent_found;
+    struct stat st {};
+    if (::fstatat(parent.dir.get(), parent.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return detail::system_failure("stat", errno, path);
+    }
+    if (S_ISLNK(st.st_mode)) return symlink_failure("stat", path);
+    if (S_ISDIR(st.st_mode)) return detail::system_failure("stat", EISDIR, path);
+    return st;
+  }
+
   /// The directory holding a path's last component, open, and that component.
   struct parent_entry {
     detail::unique_fd dir;

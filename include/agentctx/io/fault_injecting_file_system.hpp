@@ -305,6 +305,10 @@ class fault_injecting_file_system final : public file_system {
     AGENTCTX_TRY(detail::check_alive(*state_, "stat", path));
     return inner_.file_size(path);
   }
+  result<std::uint64_t> modified_time_ms(const std::string& path) override {
+    AGENTCTX_TRY(detail::check_alive(*state_, "stat", path));
+    return inner_.modified_time_ms(path);
+  }
   result<std::vector<std::string>> list_dir(const std::string& dir) override {
     AGENTCTX_TRY(detail::check_alive(*state_, "list directory", dir));
     return inner_.list_dir(dir);

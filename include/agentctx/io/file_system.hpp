@@ -166,6 +166,12 @@ class file_system {
   virtual result<void> create_dir(const std::string& path) = 0;
   virtual result<bool> exists(const std::string& path) = 0;
   virtual result<std::uint64_t> file_size(const std::string& path) = 0;
+  /// The file's last modification time in Unix milliseconds. Errors: those
+  /// of file_size; unsupported on a file system that keeps no times (the
+  /// in-memory one).
+  virtual result<std::uint64_t> modified_time_ms(const std::string& path) {
+    return fail(errc::unsupported, "this file system keeps no modification times", path);
+  }
   /// Names (not paths) of the entries of a directory, sorted, without . and ..
   virtual result<std::vector<std::string>> list_dir(const std::string& dir) = 0;
   /// Takes an advisory lock on `path` (created if missing). With wait=false a

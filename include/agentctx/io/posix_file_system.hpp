@@ -212,6 +212,12 @@ class posix_file_lock final : public file_lock {
   unique_fd fd_;
 };
 
+/// st_mtim in Unix milliseconds (0 for times before 1970).
+inline std::uint64_t modified_ms(const struct stat& st) noexcept {
+  if (st.st_mtim.tv_sec < 0) return 0;
+  return static_cast<std::uint64_t>(st.st_mtim.tv_sec) * 1000 + static_cast<std::uint64_t>(st.st_mtim.tv_nsec) / 1'000'000;
+}
+
 inline result<struct stat> stat_path(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return system_failure("stat", errno, path);
@@ -346,6 +352,13 @@ class posix_file_system final : public file_system {
     if (!st) return unexpected(std::move(st).error());
     if (S_ISDIR(st->st_mode)) return detail::system_failure("stat", EISDIR, path);
     return static_cast<std::uint64_t>(st->st_size);
+  }
+
+  result<std::uint64_t> modified_time_ms(const std::string& path) override {
+    auto st = detail::stat_path(path);
+    if (!st) return unexpected(std::move(st).error());
+    if (S_ISDIR(st->st_mode)) return detail::system_failure("stat", EISDIR, path);
+    return detail::modified_ms(*st);
   }
 
   result<std::vector<std::string>> list_dir(const std::string& dir) override {

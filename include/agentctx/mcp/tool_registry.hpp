@@ -16,6 +16,8 @@
 #include <simdjson.h>
 
 #include <functional>
+#include <memory>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -128,5 +130,35 @@ class tool_registry {
  private:
   std::vector<tool_definition> tools_;
 };
+
+/// A tool whose handler is a plain function of shared state and the
+/// arguments, as the servers of the library declare theirs in a table.
+template <class State>
+struct stateful_tool {
+  std::string_view name;
+  std::string_view title;
+  std::string_view description;
+  json_schema input;
+  json_schema output;
+  tool_result (*run)(State& state, simdjson::dom::object arguments);
+};
+
+/// Adds every tool of `specs`, each calling its function with `state`
+/// (which the handlers share, and keep alive). Errors: those of add().
+template <class State, std::size_t N>
+result<void> add_stateful_tools(tool_registry& registry, const std::shared_ptr<State>& state,
+                                const stateful_tool<State> (&specs)[N]) {
+  for (const stateful_tool<State>& spec : specs) {
+    AGENTCTX_TRY(registry.add(
+        {.name = std::string(spec.name),
+         .title = std::string(spec.title),
+         .description = std::string(spec.description),
+         .input_schema = spec.input,
+         .output_schema = spec.output,
+         .aliases = {},
+         .handler = [state, run = spec.run](simdjson::dom::object arguments) { return run(*state, arguments); }}));
+  }
+  return {};
+}
 
 }  // namespace agentctx::mcp

@@ -13,6 +13,7 @@
 // The default schema v1 is the seed's, verbatim.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "agentctx/core/lines.hpp"
+#include "agentctx/core/markdown_lines.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/utf8.hpp"
 
@@ -109,17 +111,7 @@ inline std::optional<std::string_view> section_heading(std::string_view line) {
   return name;
 }
 
-/// True for a line markdown reads as an ATX heading: up to three spaces,
-/// one to six '#', then a space, a tab or the end of the line.
-inline bool is_atx_heading(std::string_view line) {
-  std::size_t i = 0;
-  while (i < line.size() && i < 3 && line[i] == ' ') ++i;
-  std::size_t hashes = 0;
-  while (i + hashes < line.size() && line[i + hashes] == '#') ++hashes;
-  if (hashes == 0 || hashes > 6) return false;
-  const std::size_t after = i + hashes;
-  return after == line.size() || line[after] == ' ' || line[after] == '\t';
-}
+using agentctx::is_atx_heading;
 
 /// True for a line that, under a paragraph line, makes it a setext heading
 /// (or is a thematic break): up to three spaces, then only '=' or only '-'
@@ -135,16 +127,7 @@ inline bool is_setext_underline(std::string_view line) {
   return true;
 }
 
-/// The fence of a line that opens or closes a fenced code block: three or
-/// more '`' or '~' after up to three spaces; empty otherwise.
-inline std::string_view code_fence(std::string_view line) {
-  std::size_t i = 0;
-  while (i < line.size() && i < 3 && line[i] == ' ') ++i;
-  if (i == line.size() || (line[i] != '`' && line[i] != '~')) return {};
-  std::size_t n = 0;
-  while (i + n < line.size() && line[i + n] == line[i]) ++n;
-  return n >= 3 ? line.substr(i, n) : std::string_view{};
-}
+using agentctx::code_fence;
 
 }  // namespace detail
 
@@ -267,7 +250,7 @@ inline content_problem check_entry_content(std::string_view content, std::size_t
     if (detail::is_atx_heading(line)) return invalid(at + " is a markdown heading, which would start a section");
     if (!open_fence.empty()) {
       const std::string_view fence = detail::code_fence(line);
-      if (!fence.empty() && fence.front() == open_fence.front() && fence.size() >= open_fence.size()) open_fence = {};
+      if (closes_fence(open_fence, fence)) open_fence = {};
       continue;
     }
     if (in_comment) {
@@ -290,5 +273,124 @@ inline content_problem check_entry_content(std::string_view content, std::size_t
   if (in_comment) return invalid("content opens an HTML comment it does not close");
   return {};
 }
+
+// --- Splicing entries into a document's bytes ---------------------------------------
+//
+// Writers change a document by splicing text into its bytes, never by
+// printing a parsed document again: every byte outside the change (human
+// edits, CRLF line ends, spacing) stays as it was.
+
+namespace detail {
+
+/// One line of a text: its first byte, `next` the offset after its '\n',
+/// and its text without the '\n' and trailing '\r'.
+struct text_line {
+  std::size_t begin = 0;
+  std::size_t next = 0;
+  std::string_view text;
+};
+
+inline std::vector<text_line> text_lines(std::string_view text) {
+  std::vector<text_line> lines;
+  for (std::string_view line : split_lines(text)) {
+    text_line out;
+    out.begin = static_cast<std::size_t>(line.data() - text.data());
+    out.next = std::min(out.begin + line.size() + 1, text.size());
+    while (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.text = line;
+    lines.push_back(out);
+  }
+  return lines;
+}
+
+}  // namespace detail
+
+/// Where a "## Name" section of a text is: its body starts at body_begin
+/// and ends at `end` (the next heading, or the end of the text);
+/// content_end is the offset after its last non-blank line, or npos when
+/// the body is blank.
+struct section_extent {
+  std::size_t body_begin = 0;
+  std::size_t end = 0;
+  std::size_t content_end = std::string_view::npos;
+};
+
+/// The extent of section `name` in `text` (already parsed by parse_sections,
+/// so the heading appears at most once), or nullopt.
+inline std::optional<section_extent> find_section_extent(std::string_view text, std::string_view name) {
+  const std::vector<detail::text_line> lines = detail::text_lines(text);
+  std::optional<section_extent> found;
+  for (const detail::text_line& line : lines) {
+    const auto heading = detail::section_heading(line.text);
+    if (found) {
+      if (heading) {
+        found->end = line.begin;
+        return found;
+      }
+      bool blank = true;
+      for (char c : line.text) blank = blank && (c == ' ' || c == '\t');
+      if (!blank) found->content_end = line.next;
+    } else if (heading && *heading == name) {
+      found = section_extent{line.next, text.size(), std::string_view::npos};
+    }
+  }
+  return found;
+}
+
+/// Entry content as written: without leading blank lines or trailing white space.
+inline std::string_view trimmed_entry(std::string_view content) {
+  while (!content.empty() && (content.back() == '\n' || content.back() == ' ' || content.back() == '\t')) {
+    content.remove_suffix(1);
+  }
+  while (true) {
+    const std::size_t newline = content.find('\n');
+    if (newline == std::string_view::npos) break;
+    const std::string_view first = content.substr(0, newline);
+    if (first.find_first_not_of(" \t") != std::string_view::npos) break;
+    content.remove_prefix(newline + 1);
+  }
+  return content;
+}
+
+/// `text` with `entry` added after the last line of the section `where`,
+/// separated from what precedes and follows it by a blank line.
+inline std::string with_entry_appended(std::string_view text, const section_extent& where, std::string_view entry) {
+  const std::size_t at = where.content_end != std::string_view::npos ? where.content_end : where.body_begin;
+  std::string insert;
+  if (at == text.size() && at > 0 && text[at - 1] != '\n') insert += '\n';
+  insert += '\n';
+  insert += entry;
+  insert += '\n';
+  if (at < text.size() && text[at] != '\n' && text[at] != '\r') insert += '\n';  // a heading right after
+  std::string out;
+  out.reserve(text.size() + insert.size());
+  out.append(text.substr(0, at)).append(insert).append(text.substr(at));
+  return out;
+}
+
+/// `text` with the body of the section `where` replaced by `entry`.
+inline std::string with_section_replaced(std::string_view text, const section_extent& where, std::string_view entry) {
+  std::string out(text.substr(0, where.body_begin));
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  out += '\n';
+  out += entry;
+  out += '\n';
+  if (where.end < text.size()) out += '\n';
+  out.append(text.substr(where.end));
+  return out;
+}
+
+/// `text` with a new section `name` holding `entry` at its end.
+inline std::string with_section_added(std::string_view text, std::string_view name, std::string_view entry) {
+  std::string out(text);
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  out += "\n## ";
+  out += name;
+  out += "\n\n";
+  out += entry;
+  out += '\n';
+  return out;
+}
+
 
 }  // namespace agentctx::memory

@@ -22,14 +22,10 @@
 namespace agentctx::relay {
 
 /// The prefix of every content hash this library writes.
-inline constexpr std::string_view content_hash_prefix = "sha256:";
+inline constexpr std::string_view content_hash_prefix = sha256_text_prefix;
 
 /// "sha256:<hex>" of bytes that are already canonical.
-inline std::string content_hash_of_canonical(std::string_view canonical_bytes) {
-  std::string out(content_hash_prefix);
-  out += to_hex(sha256(canonical_bytes));
-  return out;
-}
+inline std::string content_hash_of_canonical(std::string_view canonical_bytes) { return sha256_text(canonical_bytes); }
 
 /// The content hash of a package (or any JSON value): SHA-256 over its
 /// Appendix A canonical form. Errors: those of json::canonicalizer::serialize.
@@ -45,9 +41,7 @@ inline result<std::string> content_hash(const json::value& package) {
 }
 
 /// True for "sha256:" followed by exactly 64 lowercase hex digits.
-inline bool is_sha256_content_hash(std::string_view text) noexcept {
-  return text.starts_with(content_hash_prefix) && parse_hex_digest(text.substr(content_hash_prefix.size())).has_value();
-}
+inline bool is_sha256_content_hash(std::string_view text) noexcept { return is_sha256_text(text); }
 
 /// `prefix` followed by 32 lowercase hex digits of 128 random bits
 /// ("pkg_", "fact_", "sess_"), the format section 6.1 recommends.

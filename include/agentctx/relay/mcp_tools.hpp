@@ -59,6 +59,7 @@
 #include "agentctx/json/value.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/mcp/json_schema.hpp"
+#include "agentctx/mcp/tool_arguments.hpp"
 #include "agentctx/mcp/tool_registry.hpp"
 #include "agentctx/relay/briefing.hpp"
 #include "agentctx/relay/conformance.hpp"
@@ -99,27 +100,9 @@ struct mcp_tool_state {
   mcp_tool_options options;
 };
 
-// --- reading arguments (already checked against the input schema) -------------------
-
-inline std::optional<std::string> string_argument(simdjson::dom::object arguments, std::string_view key) {
-  std::string_view text;
-  if (arguments.at_key(key).get_string().get(text) != simdjson::SUCCESS) return std::nullopt;
-  return std::string(text);
-}
-
-inline std::optional<std::int64_t> integer_argument(simdjson::dom::object arguments, std::string_view key) {
-  simdjson::dom::element value;
-  if (arguments.at_key(key).get(value) != simdjson::SUCCESS) return std::nullopt;
-  return mcp::integer_value(value);
-}
-
-inline std::vector<std::string> string_list_argument(simdjson::dom::object arguments, std::string_view key) {
-  std::vector<std::string> out;
-  simdjson::dom::array values;
-  if (arguments.at_key(key).get_array().get(values) != simdjson::SUCCESS) return out;
-  for (const simdjson::dom::element value : values) out.emplace_back(value.get_string().value_unsafe());
-  return out;
-}
+using mcp::integer_argument;
+using mcp::string_argument;
+using mcp::string_list_argument;
 
 // --- results ---------------------------------------------------------------------------
 
@@ -600,18 +583,9 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
   state->embedder = &embedder;
   state->options = options;
 
-  using handler_function = mcp::tool_result (*)(detail::mcp_tool_state&, simdjson::dom::object);
-  struct tool_spec {
-    std::string_view name;
-    std::string_view title;
-    std::string_view description;
-    mcp::json_schema input;
-    mcp::json_schema output;
-    handler_function run;
-  };
   const std::size_t max_limit = state->options.max_limit;
   const unsigned max_days = state->options.max_window_days;
-  const tool_spec specs[] = {
+  const mcp::stateful_tool<detail::mcp_tool_state> specs[] = {
       {"relay_deposit", "Deposit a context package",
        "Deposits an immutable Context Package: a record of work done (title, description, decisions_made, "
        "open_questions, handoff_note, deliverables). Returns it with its content hash. Depositing the "
@@ -663,17 +637,7 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
        "conformance_level and capabilities.",
        mcp::json_schema::object(), detail::conformance_output_schema(), detail::conformance_tool},
   };
-  for (const tool_spec& spec : specs) {
-    AGENTCTX_TRY(registry.add(
-        {.name = std::string(spec.name),
-         .title = std::string(spec.title),
-         .description = std::string(spec.description),
-         .input_schema = spec.input,
-         .output_schema = spec.output,
-         .aliases = {},
-         .handler = [state, run = spec.run](simdjson::dom::object arguments) { return run(*state, arguments); }}));
-  }
-  return {};
+  return mcp::add_stateful_tools(registry, state, specs);
 }
 
 }  // namespace agentctx::relay

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-import { binaryArgument, check, checksPassed } from "./sdk_test_support.mjs";
+import { binaryArgument, callOk, check, checksPassed, connectServer } from "./sdk_test_support.mjs";
 
 const relay = binaryArgument("node relay_sdk_client_test.mjs RELAY_BINARY");
 
@@ -20,26 +20,8 @@ const dir = mkdtempSync(join(tmpdir(), "agentctx-relay-sdk-"));
 const serverLog = [];
 
 /// A client connected to `relay serve --store store` in `dir`.
-async function connect(name) {
-  const transport = new StdioClientTransport({
-    command: relay,
-    args: ["serve", "--store", "store"],
-    cwd: dir,
-    stderr: "pipe",
-  });
-  transport.stderr.on("data", (chunk) => serverLog.push(chunk.toString()));
-  const client = new Client({ name, version: "1.0.0" });
-  await client.connect(transport);
-  return client;
-}
-
-/// The structured result of a successful call (the text content is the same JSON).
-async function ok(client, name, args) {
-  const result = await client.callTool({ name, arguments: args });
-  assert.equal(result.isError, false, `${name}: ${result.content[0].text}`);
-  assert.deepEqual(JSON.parse(result.content[0].text), result.structuredContent);
-  return result.structuredContent;
-}
+const connect = (name) => connectServer({ command: relay, args: ["serve", "--store", "store"], cwd: dir, name, log: serverLog });
+const ok = callOk;
 
 /// The protocol error {code, status, message} of a call that must fail.
 async function protocolError(client, name, args) {

@@ -97,9 +97,8 @@ using agentctx_bench::make_layer;
 using agentctx_bench::median;
 using agentctx_bench::median_elapsed;
 using agentctx_bench::megabytes;
-using agentctx_bench::parse_positive;
+using agentctx_bench::bench_arguments;
 using agentctx_bench::print_machine_note;
-using agentctx_bench::print_usage_if_asked;
 using agentctx_bench::raw_write_times;
 using agentctx_bench::scratch_directory;
 using agentctx_bench::seconds_since;
@@ -142,39 +141,14 @@ struct options {
 
 /// Parses argv; nullopt after printing usage (with `exit_code` set).
 std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
-  if (print_usage_if_asked(argc, argv, usage)) {
-    exit_code = 0;
-    return std::nullopt;
-  }
   options o;
   std::optional<std::size_t> chunks;
   std::optional<std::uint32_t> dim;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "--small") {
-      o.small = true;
-    } else if (arg == "--chunks" && has_value) {
-      std::size_t value = 0;
-      if (!parse_positive(argv[++i], value)) {
-        std::fprintf(stderr, "agdb_layer_bench: --chunks needs a positive integer below 2^32\n");
-        exit_code = 2;
-        return std::nullopt;
-      }
-      chunks = value;
-    } else if (arg == "--dim" && has_value) {
-      std::uint32_t value = 0;
-      if (!parse_positive(argv[++i], value)) {
-        std::fprintf(stderr, "agdb_layer_bench: --dim needs a positive integer below 2^32\n");
-        exit_code = 2;
-        return std::nullopt;
-      }
-      dim = value;
-    } else {
-      std::fprintf(stderr, "agdb_layer_bench: unknown or incomplete argument '%s'\n%s", argv[i], usage);
-      exit_code = 2;
-      return std::nullopt;
-    }
+  bench_arguments args("agdb_layer_bench", usage);
+  args.flag("--small", o.small).number("--chunks", chunks).number("--dim", dim);
+  if (const auto code = args.read(argc, argv)) {
+    exit_code = *code;
+    return std::nullopt;
   }
   if (o.small) {
     o.chunks = 2000;

@@ -78,10 +78,9 @@ using agentctx_bench::make_layer;
 using agentctx_bench::median;
 using agentctx_bench::median_elapsed;
 using agentctx_bench::megabytes;
-using agentctx_bench::parse_positive;
+using agentctx_bench::bench_arguments;
 using agentctx_bench::percentile;
 using agentctx_bench::print_machine_note;
-using agentctx_bench::print_usage_if_asked;
 using agentctx_bench::random_source;
 using agentctx_bench::raw_write_times;
 using agentctx_bench::scratch_directory;
@@ -121,36 +120,14 @@ struct options {
 };
 
 std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
-  if (print_usage_if_asked(argc, argv, usage)) {
-    exit_code = 0;
-    return std::nullopt;
-  }
   options o;
   std::optional<std::size_t> writes;
   std::optional<std::uint32_t> dim;
-  const auto bad = [&](const char* message) {
-    std::fprintf(stderr, "agdb_write_bench: %s\n%s", message, usage);
-    exit_code = 2;
+  bench_arguments args("agdb_write_bench", usage);
+  args.flag("--small", o.small).number("--writes", writes).number("--dim", dim, 1, agdb::layer_stack::max_dim);
+  if (const auto code = args.read(argc, argv)) {
+    exit_code = *code;
     return std::nullopt;
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "--small") {
-      o.small = true;
-    } else if (arg == "--writes" && has_value) {
-      std::size_t value = 0;
-      if (!parse_positive(argv[++i], value)) return bad("--writes needs a positive integer");
-      writes = value;
-    } else if (arg == "--dim" && has_value) {
-      std::uint32_t value = 0;
-      if (!parse_positive(argv[++i], value) || value > agdb::layer_stack::max_dim) {
-        return bad("--dim needs an integer from 1 to 65536");
-      }
-      dim = value;
-    } else {
-      return bad("unknown or incomplete argument");
-    }
   }
   const std::vector<std::size_t> sizes =
       o.small ? std::vector<std::size_t>{200, 1'000} : std::vector<std::size_t>{1'000, 10'000, 100'000};

@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -96,32 +97,98 @@ class random_source {
 
 // ---- command line ------------------------------------------------------------------
 
-/// Parses `text` as a decimal integer from 1 to the largest T (at most
-/// 2^32 - 1) into `out`; false, leaving `out` alone, otherwise.
-template <class T>
-bool parse_positive(std::string_view text, T& out) {
-  std::uint64_t value = 0;
-  auto [end, code] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (code != std::errc() || end != text.data() + text.size() || value == 0 ||
-      value > std::numeric_limits<T>::max() || value > std::numeric_limits<std::uint32_t>::max()) {
-    return false;
-  }
-  out = static_cast<T>(value);
-  return true;
-}
+/// The command line of a benchmark, declared once and read in one loop:
+///
+///   std::optional<std::uint64_t> rows;
+///   bench_arguments args("vector_search_bench", usage);
+///   args.flag("--small", o.small).number("--rows", rows).number("--offset", offset, 0, 63);
+///   if (auto code = args.read(argc, argv)) return *code;   // 0 after --help, 2 after a bad argument
+///
+/// --help and -h print the usage on standard output; an unknown option, a
+/// missing value or a number that is not a whole number in its range prints
+/// one line naming the argument, and the usage, on standard error.
+class bench_arguments {
+ public:
+  bench_arguments(std::string_view program, const char* usage) : program_(program), usage_(usage) {}
 
-/// True, after printing `usage` on standard output, when the arguments ask
-/// for help (--help or -h anywhere).
-inline bool print_usage_if_asked(int argc, char** argv, const char* usage) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(usage, stdout);
-      return true;
-    }
+  /// An option without a value that sets `target` to true.
+  bench_arguments& flag(std::string_view name, bool& target) {
+    options_.push_back({name, kind::flag, 0, 0, [&target](std::string_view, std::uint64_t) { target = true; }});
+    return *this;
   }
-  return false;
-}
+
+  /// An option whose value is a whole number from `minimum` to `maximum`.
+  template <class T>
+  bench_arguments& number(std::string_view name, std::optional<T>& target, std::uint64_t minimum = 1,
+                          std::uint64_t maximum = std::numeric_limits<T>::max()) {
+    options_.push_back({name, kind::number, minimum, std::min<std::uint64_t>(maximum, std::numeric_limits<T>::max()),
+                        [&target](std::string_view, std::uint64_t value) { target = static_cast<T>(value); }});
+    return *this;
+  }
+
+  /// An option whose value is any text.
+  bench_arguments& text(std::string_view name, std::optional<std::string>& target) {
+    options_.push_back({name, kind::text, 0, 0, [&target](std::string_view value, std::uint64_t) { target = std::string(value); }});
+    return *this;
+  }
+
+  /// Reads the arguments: nullopt to go on, or the exit code to return.
+  std::optional<int> read(int argc, char** argv) const {
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view arg = argv[i];
+      if (arg == "--help" || arg == "-h") {
+        std::fputs(usage_, stdout);
+        return 0;
+      }
+    }
+    for (int i = 1; i < argc; ++i) {
+      const std::string_view arg = argv[i];
+      const option* found = nullptr;
+      for (const option& o : options_) {
+        if (o.name == arg) found = &o;
+      }
+      if (found == nullptr) return bad("unknown argument '" + std::string(arg) + "'");
+      if (found->what == kind::flag) {
+        found->set({}, 0);
+        continue;
+      }
+      if (i + 1 == argc) return bad(std::string(arg) + " needs a value");
+      const std::string_view value = argv[++i];
+      if (found->what == kind::text) {
+        found->set(value, 0);
+        continue;
+      }
+      std::uint64_t number = 0;
+      const auto [end, code] = std::from_chars(value.data(), value.data() + value.size(), number);
+      if (code != std::errc() || end != value.data() + value.size() || number < found->minimum ||
+          number > found->maximum) {
+        return bad(std::string(arg) + " needs a whole number from " + std::to_string(found->minimum) + " to " +
+                   std::to_string(found->maximum) + " (got '" + std::string(value) + "')");
+      }
+      found->set({}, number);
+    }
+    return std::nullopt;
+  }
+
+ private:
+  enum class kind { flag, number, text };
+  struct option {
+    std::string_view name;
+    kind what;
+    std::uint64_t minimum;
+    std::uint64_t maximum;
+    std::function<void(std::string_view, std::uint64_t)> set;
+  };
+
+  int bad(const std::string& message) const {
+    std::fprintf(stderr, "%.*s: %s\n%s", static_cast<int>(program_.size()), program_.data(), message.c_str(), usage_);
+    return 2;
+  }
+
+  std::string_view program_;
+  const char* usage_;
+  std::vector<option> options_;
+};
 
 // ---- clocks ------------------------------------------------------------------------
 

@@ -92,9 +92,8 @@ using agentctx_bench::bench_clock;
 using agentctx_bench::format;
 using agentctx_bench::median;
 using agentctx_bench::megabytes;
-using agentctx_bench::parse_positive;
+using agentctx_bench::bench_arguments;
 using agentctx_bench::print_machine_note;
-using agentctx_bench::print_usage_if_asked;
 using agentctx_bench::random_source;
 using agentctx_bench::scratch_directory;
 using agentctx_bench::seconds_since;
@@ -132,40 +131,22 @@ struct options {
 };
 
 std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
-  if (print_usage_if_asked(argc, argv, usage)) {
-    exit_code = 0;
-    return std::nullopt;
-  }
   options o;
   std::optional<std::size_t> docs, rounds;
   std::optional<std::string> node_modules;
-  const auto bad = [&](const char* message) {
-    std::fprintf(stderr, "canonical_bench: %s\n%s", message, usage);
-    exit_code = 2;
+  bool no_node = false;
+  bench_arguments args("canonical_bench", usage);
+  args.flag("--small", o.small)
+      .flag("--no-node", no_node)
+      .number("--docs", docs)
+      .number("--rounds", rounds)
+      .number("--show", o.show, 0)
+      .text("--node-modules", node_modules);
+  if (const auto code = args.read(argc, argv)) {
+    exit_code = *code;
     return std::nullopt;
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    std::size_t value = 0;
-    if (arg == "--small") {
-      o.small = true;
-    } else if (arg == "--no-node") {
-      o.node = false;
-    } else if ((arg == "--docs" || arg == "--rounds") && has_value) {
-      if (!parse_positive(argv[++i], value)) return bad("--docs and --rounds need a positive integer");
-      (arg == "--docs" ? docs : rounds) = value;
-    } else if (arg == "--show" && has_value) {
-      const std::string_view number = argv[++i];
-      const auto [end, code] = std::from_chars(number.data(), number.data() + number.size(), value);
-      if (code != std::errc() || end != number.data() + number.size()) return bad("--show needs a document number");
-      o.show = value;
-    } else if (arg == "--node-modules" && has_value) {
-      node_modules = argv[++i];
-    } else {
-      return bad("unknown or incomplete argument");
-    }
   }
+  o.node = !no_node;
   if (o.small) {
     o.docs = 200;
     o.rounds = 3;

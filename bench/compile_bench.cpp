@@ -106,35 +106,16 @@ struct options {
 
 // ---- command line -------------------------------------------------------------
 
-bool parse_positive(std::string_view text, std::uint64_t limit, std::uint64_t& out) {
-  auto [end, code] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return code == std::errc() && end == text.data() + text.size() && out != 0 && out <= limit;
-}
-
 /// Parses argv; nullopt after printing usage (with `exit_code` set).
 std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
   options o;
   std::optional<std::uint64_t> megabytes;
   std::optional<std::uint64_t> runs;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    std::uint64_t value = 0;
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(usage, stdout);
-      exit_code = 0;
-      return std::nullopt;
-    } else if (arg == "--small") {
-      o.small = true;
-    } else if (arg == "--megabytes" && has_value && parse_positive(argv[++i], 100'000, value)) {
-      megabytes = value;
-    } else if (arg == "--runs" && has_value && parse_positive(argv[++i], 100, value)) {
-      runs = value;
-    } else {
-      std::fprintf(stderr, "compile_bench: unknown, incomplete or out-of-range argument '%s'\n%s", argv[i], usage);
-      exit_code = 2;
-      return std::nullopt;
-    }
+  agentctx_bench::bench_arguments args("compile_bench", usage);
+  args.flag("--small", o.small).number("--megabytes", megabytes, 1, 100'000).number("--runs", runs, 1, 100);
+  if (const auto code = args.read(argc, argv)) {
+    exit_code = *code;
+    return std::nullopt;
   }
   if (o.small) {
     o.corpus_bytes = 1'000'000;

@@ -35,25 +35,13 @@ struct options {
 };
 
 std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
-  if (print_usage_if_asked(argc, argv, usage)) {
-    exit_code = 0;
-    return std::nullopt;
-  }
   options o;
   std::optional<std::size_t> lines, rounds;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    std::size_t value = 0;
-    if (arg == "--small") {
-      o.small = true;
-    } else if ((arg == "--lines" || arg == "--rounds") && i + 1 < argc && parse_positive(argv[i + 1], value)) {
-      (arg == "--lines" ? lines : rounds) = value;
-      ++i;
-    } else {
-      std::fprintf(stderr, "context_bench: bad argument '%s'\n%s", argv[i], usage);
-      exit_code = 2;
-      return std::nullopt;
-    }
+  bench_arguments args("context_bench", usage);
+  args.flag("--small", o.small).number("--lines", lines).number("--rounds", rounds);
+  if (const auto code = args.read(argc, argv)) {
+    exit_code = *code;
+    return std::nullopt;
   }
   if (o.small) {
     o.lines = 2'000;

@@ -92,10 +92,9 @@ namespace {
 using agentctx_bench::bench_clock;
 using agentctx_bench::format;
 using agentctx_bench::median;
-using agentctx_bench::parse_positive;
+using agentctx_bench::bench_arguments;
 using agentctx_bench::percentile;
 using agentctx_bench::print_machine_note;
-using agentctx_bench::print_usage_if_asked;
 using agentctx_bench::random_source;
 using agentctx_bench::scratch_directory;
 using agentctx_bench::seconds_since;
@@ -146,29 +145,13 @@ struct options {
 };
 
 std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
-  if (print_usage_if_asked(argc, argv, usage)) {
-    exit_code = 0;
-    return std::nullopt;
-  }
   options o;
   std::optional<std::size_t> appends, keys, turn_count;
-  const auto bad = [&](const char* message) {
-    std::fprintf(stderr, "turn_store_bench: %s\n%s", message, usage);
-    exit_code = 2;
+  bench_arguments args("turn_store_bench", usage);
+  args.flag("--small", o.small).number("--appends", appends).number("--keys", keys).number("--turns", turn_count);
+  if (const auto code = args.read(argc, argv)) {
+    exit_code = *code;
     return std::nullopt;
-  };
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    std::size_t value = 0;
-    if (arg == "--small") {
-      o.small = true;
-    } else if ((arg == "--appends" || arg == "--keys" || arg == "--turns") && has_value) {
-      if (!parse_positive(argv[++i], value)) return bad("--appends, --keys and --turns need a positive integer");
-      (arg == "--appends" ? appends : arg == "--keys" ? keys : turn_count) = value;
-    } else {
-      return bad("unknown or incomplete argument");
-    }
   }
   if (o.small) {
     o.appends = 100;

@@ -127,41 +127,19 @@ struct options {
   bool small = false;
 };
 
-bool parse_count(std::string_view text, std::size_t& out, std::size_t minimum) {
-  std::size_t value = 0;
-  auto [end, code] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (code != std::errc() || end != text.data() + text.size() || value < minimum || value > (1u << 30)) return false;
-  out = value;
-  return true;
-}
-
 /// Parses argv; nullopt after printing usage (with `exit_code` set).
 std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
   options o;
-  std::optional<std::size_t> rows, dim, queries;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    std::size_t value = 0;
-    if (arg == "--help" || arg == "-h") {
-      std::fputs(usage, stdout);
-      exit_code = 0;
-      return std::nullopt;
-    }
-    if (arg == "--small") {
-      o.small = true;
-    } else if ((arg == "--rows" || arg == "--dim" || arg == "--queries") && has_value &&
-               parse_count(argv[i + 1], value, 1)) {
-      (arg == "--rows" ? rows : arg == "--dim" ? dim : queries) = value;
-      ++i;
-    } else if (arg == "--offset" && has_value && parse_count(argv[i + 1], value, 0) && value < 64) {
-      o.offset = value;
-      ++i;
-    } else {
-      std::fprintf(stderr, "vector_search_bench: bad or incomplete argument '%s'\n%s", argv[i], usage);
-      exit_code = 2;
-      return std::nullopt;
-    }
+  std::optional<std::size_t> rows, dim, queries, offset;
+  agentctx_bench::bench_arguments args("vector_search_bench", usage);
+  args.flag("--small", o.small)
+      .number("--rows", rows, 1, 1u << 30)
+      .number("--dim", dim, 1, 1u << 30)
+      .number("--queries", queries, 1, 1u << 30)
+      .number("--offset", offset, 0, 63);
+  if (const auto code = args.read(argc, argv)) {
+    exit_code = *code;
+    return std::nullopt;
   }
   if (o.small) {
     o.rows = 2000;
@@ -171,6 +149,7 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
   o.rows = rows.value_or(o.rows);
   o.dim = dim.value_or(o.dim);
   o.queries = queries.value_or(o.queries);
+  o.offset = offset.value_or(o.offset);
   return o;
 }
 

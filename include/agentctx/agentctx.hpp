@@ -38,6 +38,7 @@
 #include "agentctx/core/line_diff.hpp"
 #include "agentctx/core/lines.hpp"
 #include "agentctx/core/markdown_lines.hpp"
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/safe_name.hpp"
 #include "agentctx/core/zstd_codec.hpp"
 #include "agentctx/json/writer.hpp"

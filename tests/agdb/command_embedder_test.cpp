@@ -117,7 +117,7 @@ TEST_CASE("command_embedder: protocol violations are one-line io_errors naming t
   const std::vector<violation_case> cases = {
       {"!error please", {}, std::chrono::milliseconds(20000), "embedding text 2 failed: the model refused"},
       {"!short", {}, std::chrono::milliseconds(20000), "answer 2 has 3 values, expected dim 4"},
-      {"!garbage", {}, std::chrono::milliseconds(20000), "answer 2 is not JSON: 'this is not json'"},
+      {"!garbage", {}, std::chrono::milliseconds(20000), "answer 2 is not JSON: \"this is not json\""},
       {"!infinite", {}, std::chrono::milliseconds(20000), "answer 2 value 1 is not a finite f32"},
       {"!exit", {}, std::chrono::milliseconds(20000), "exited with status 3 before answering"},
       {"!slow", {}, std::chrono::milliseconds(300), "no progress within 300 ms (timeout)"},

@@ -98,9 +98,10 @@ TEST_CASE("command embedder answers: the three shapes and every violation") {
     std::string message;
   };
   const std::vector<bad_case> cases = {
-      {"", "answer 4 is not JSON: ''"},
-      {"[1,2", "answer 4 is not JSON: '[1,2'"},
-      {std::string(100, 'x'), "answer 4 is not JSON: '" + std::string(60, 'x') + "...'"},
+      {"", "answer 4 is not JSON: \"\""},
+      {"[1,2", "answer 4 is not JSON: \"[1,2\""},
+      {std::string(100, 'x'), "answer 4 is not JSON: \"" + std::string(60, 'x') + "...\""},
+      {"\x1b[2J\xff", "answer 4 is not JSON: \"\\x1b[2J\\xff\""},
       {"3", "answer 4 is neither an array of numbers nor an object"},
       {"\"text\"", "answer 4 is neither an array of numbers nor an object"},
       {"{}", "answer 4 is an object without an \"embedding\" array or an \"error\" string"},

@@ -49,6 +49,7 @@
 
 #include "agentctx/agdb/embedder.hpp"
 #include "agentctx/agdb/embedding_profile.hpp"
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/io/subprocess.hpp"
 #include "agentctx/json/f32_array.hpp"
@@ -91,7 +92,7 @@ inline result<void> parse_embedding_answer(simdjson::dom::parser& parser, std::s
   const auto invalid = [](std::string message) { return fail(errc::invalid_value, std::move(message)); };
   simdjson::dom::element root;
   if (parser.parse(line.data(), line.size()).get(root) != simdjson::SUCCESS) {
-    return invalid(which + " is not JSON: '" + std::string(line.substr(0, 60)) + (line.size() > 60 ? "...'" : "'"));
+    return invalid(which + " is not JSON: " + quote_for_message(line));
   }
   simdjson::dom::array values;
   if (root.is_object()) {

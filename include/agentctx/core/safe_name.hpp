@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 
 namespace agentctx {
@@ -63,19 +64,8 @@ constexpr std::string_view safe_name_problem(std::string_view name) noexcept {
 inline result<std::string_view> check_safe_name(std::string_view name, std::string_view what) {
   const std::string_view problem = safe_name_problem(name);
   if (problem.empty()) return name;
-  std::string shown;
-  for (char c : name.substr(0, 80)) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte >= 0x7F || c == '"' || c == '\\') {
-      static constexpr char hex[] = "0123456789abcdef";
-      shown += "\\x";
-      shown += hex[byte >> 4];
-      shown += hex[byte & 0x0F];
-    } else {
-      shown += c;
-    }
-  }
-  return fail(errc::invalid_argument, std::string(what) + " \"" + shown + "\" " + std::string(problem));
+  return fail(errc::invalid_argument,
+              std::string(what) + " " + quote_for_message(name, 80, quote_style::ascii) + " " + std::string(problem));
 }
 
 }  // namespace agentctx

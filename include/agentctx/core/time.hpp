@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 
 namespace agentctx {
@@ -211,11 +212,7 @@ inline result<calendar_date> parse_calendar_date(std::string_view text) {
   const char* why = in.full_date(year, month, day);
   if (why == nullptr && !in.at_end()) why = "unexpected text after the date";
   if (why != nullptr) {
-    std::string shown(text.substr(0, 64));
-    for (char& c : shown) {
-      if (static_cast<unsigned char>(c) < 0x20) c = '?';
-    }
-    return fail(errc::invalid_argument, "invalid date \"" + shown + "\" (YYYY-MM-DD): " + why);
+    return fail(errc::invalid_argument, "invalid date " + quote_for_message(text, 64) + " (YYYY-MM-DD): " + why);
   }
   return calendar_date{year, month, day};
 }

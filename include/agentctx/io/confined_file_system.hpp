@@ -46,6 +46,7 @@
 #include <utility>
 #include <vector>
 
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/io/detail/file_system_errors.hpp"
 #include "agentctx/io/file_system.hpp"
@@ -60,11 +61,7 @@ namespace detail {
 /// component or a NUL byte. "." alone gives no components (the root).
 inline result<std::vector<std::string_view>> confined_components(std::string_view path) {
   const auto refuse = [&](const char* why) {
-    std::string shown(path.substr(0, 200));
-    for (char& c : shown) {
-      if (c == '\0') c = '?';
-    }
-    return fail(errc::outside_root, "path \"" + shown + "\" " + why);
+    return fail(errc::outside_root, "path " + quote_for_message(path, 200) + " " + why);
   };
   if (path.empty()) return refuse("is empty");
   if (path.find('\0') != std::string_view::npos) return refuse("contains a NUL byte");

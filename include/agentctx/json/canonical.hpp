@@ -51,6 +51,7 @@
 
 #include "agentctx/core/endian.hpp"
 #include "agentctx/core/error.hpp"
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/utf8.hpp"
 #include "agentctx/json/value.hpp"
@@ -160,12 +161,6 @@ namespace detail {
 
 inline constexpr const char* too_deep_message = "arrays and objects nest deeper than 1024 levels";
 static_assert(max_nesting_depth == 1024, "too_deep_message names the limit");
-
-inline std::string quoted_name(std::string_view name) {
-  std::string out;
-  append_quoted(out, name.substr(0, 80));
-  return out;
-}
 
 // How the canonical writer reads a node: a simdjson DOM element (already
 // validated by simdjson) or a json::value (checked as it is written).
@@ -430,7 +425,7 @@ class canonical_writer {
     });
     for (auto it = first; it != scratch_.end() && it + 1 != scratch_.end(); ++it) {
       if (it->name == (it + 1)->name) {
-        std::string message = "duplicate member name " + quoted_name(it->name);
+        std::string message = "duplicate member name " + quote_for_message(it->name, 80);
         scratch_.resize(begin);
         return fail(errc::invalid_value, std::move(message));
       }
@@ -628,7 +623,7 @@ class canonicalizer {
         for (simdjson::dom::key_value_pair member : object) names_.push_back(member.key);
         std::sort(names_.begin(), names_.end());
         if (const auto dup = std::adjacent_find(names_.begin(), names_.end()); dup != names_.end()) {
-          return unexpected(make_error(errc::invalid_value, "duplicate member name " + detail::quoted_name(*dup)));
+          return unexpected(make_error(errc::invalid_value, "duplicate member name " + quote_for_message(*dup, 80)));
         }
         for (simdjson::dom::key_value_pair member : object) {
           auto converted = to_value(member.value, depth + 1);

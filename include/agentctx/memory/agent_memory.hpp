@@ -48,6 +48,7 @@
 
 #include "agentctx/core/error.hpp"
 #include "agentctx/core/lines.hpp"
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/safe_name.hpp"
 #include "agentctx/core/sha256.hpp"
@@ -82,11 +83,7 @@ constexpr std::string_view to_string(summary_mode mode) noexcept {
 inline outcome<summary_mode> parse_summary_mode(std::string_view text) {
   if (text == "append") return summary_mode::append;
   if (text == "replace") return summary_mode::replace;
-  std::string shown(text.substr(0, 40));
-  for (char& c : shown) {
-    if (static_cast<unsigned char>(c) < 0x20) c = '?';
-  }
-  return failure(error_code::invalid_mode, "mode \"" + shown + "\" is neither \"append\" nor \"replace\"");
+  return failure(error_code::invalid_mode, "mode " + quote_for_message(text, 40) + " is neither \"append\" nor \"replace\"");
 }
 
 /// The folder all agents' memory lives in, relative to the repository root.
@@ -163,12 +160,8 @@ struct session_list {
 /// Errors: InvalidRepoRoot.
 inline outcome<std::unique_ptr<io::confined_file_system>> open_repository(
     std::string_view repo_root, std::span<const std::string> allowed_roots = {}) {
-  std::string shown(repo_root.substr(0, 200));
-  for (char& c : shown) {
-    if (static_cast<unsigned char>(c) < 0x20) c = '?';
-  }
   const auto bad = [&](std::string why) {
-    return failure(error_code::invalid_repo_root, "repo_root \"" + shown + "\" " + why);
+    return failure(error_code::invalid_repo_root, "repo_root " + quote_for_message(repo_root, 200) + " " + why);
   };
   if (repo_root.empty() || repo_root.front() != '/') return bad("is not an absolute path");
   if (repo_root.find('\0') != std::string_view::npos) return bad("contains a NUL byte");
@@ -435,12 +428,8 @@ class agent_memory {
       known += known.empty() ? "" : ", ";
       known += name;
     }
-    std::string shown(section.substr(0, 80));
-    for (char& c : shown) {
-      if (static_cast<unsigned char>(c) < 0x20) c = '?';
-    }
     return failure(error_code::invalid_section,
-                   "Section '" + shown + "' is not defined in schema" +
+                   "Section '" + escape_for_message(section, 80) + "' is not defined in schema" +
                        (section == "Header" ? std::string(" as an entry section (Header is written by start_session)") : "") +
                        " (sections: " + known + ")");
   }

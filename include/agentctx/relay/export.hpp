@@ -168,7 +168,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
       auto ses = read_session(copy);
       if (!ses) return bad(ses.error().message);
       if (s.find_project(ses->project_id) == nullptr && new_projects.count(ses->project_id) == 0) {
-        return bad("session of project " + detail::quote_text(ses->project_id) + ", which the export does not hold");
+        return bad("session of project " + quote_for_message(ses->project_id) + ", which the export does not hold");
       }
       if (s.find_session(ses->session_id) != nullptr) {
         ++report.skipped;
@@ -186,14 +186,14 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
       if (!computed) return bad(computed.error().message);
       if (*computed != *hash) return bad("package " + p->package_id + " hashes to " + *computed + ", not " + *hash);
       if (s.find_project(p->project_id) == nullptr && new_projects.count(p->project_id) == 0) {
-        return bad("package of project " + detail::quote_text(p->project_id) + ", which the export does not hold");
+        return bad("package of project " + quote_for_message(p->project_id) + ", which the export does not hold");
       }
       const auto key = std::make_pair(p->project_id, p->package_id);
-      if (planned_wire.count(key) != 0) return bad("package " + detail::quote_text(p->package_id) + " appears twice");
+      if (planned_wire.count(key) != 0) return bad("package " + quote_for_message(p->package_id) + " appears twice");
       auto held = s.find_package(p->package_id, p->project_id);
       if (held) {
         if ((*held)->deposited_hash != *hash) {
-          return fail(errc::already_exists, where + "package " + detail::quote_text(p->package_id) +
+          return fail(errc::already_exists, where + "package " + quote_for_message(p->package_id) +
                                                 " exists in the store with other content (duplicate_package_id)");
         }
         held_changes[key] = {(*held)->changes.size(), 0};
@@ -242,20 +242,20 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
       auto f = read_fact(*wire);
       if (!f) return bad(f.error().message);
       if (s.find_project(f->project_id) == nullptr && new_projects.count(f->project_id) == 0) {
-        return bad("fact of project " + detail::quote_text(f->project_id) + ", which the export does not hold");
+        return bad("fact of project " + quote_for_message(f->project_id) + ", which the export does not hold");
       }
       if (const fact* held = s.find_fact(f->fact_id)) {
         if (!(held->wire == *wire)) {
-          return fail(errc::already_exists, where + "fact " + detail::quote_text(f->fact_id) + " exists with other content");
+          return fail(errc::already_exists, where + "fact " + quote_for_message(f->fact_id) + " exists with other content");
         }
         ++report.skipped;
         continue;
       }
-      if (!planned_fact_ids.insert(f->fact_id).second) return bad("fact " + detail::quote_text(f->fact_id) + " appears twice");
+      if (!planned_fact_ids.insert(f->fact_id).second) return bad("fact " + quote_for_message(f->fact_id) + " appears twice");
       if (f->is_current()) {
         const auto key = std::make_pair(f->project_id + '\n' + f->subject, f->predicate);
         if (s.current_fact(f->project_id, f->subject, f->predicate) != nullptr || !planned_current_keys.insert(key).second) {
-          return fail(errc::already_exists, where + "fact " + detail::quote_text(f->fact_id) +
+          return fail(errc::already_exists, where + "fact " + quote_for_message(f->fact_id) +
                                                 " would be a second current fact for (" + f->subject + ", " +
                                                 f->predicate + ")");
         }
@@ -263,7 +263,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
       plan.push_back({line_number, json::value::object_type{{"type", "fact"}, {"fact", *wire}}});
       ++report.facts;
     } else {
-      return bad("unknown kind " + detail::quote_text(*kind));
+      return bad("unknown kind " + quote_for_message(*kind));
     }
   }
 

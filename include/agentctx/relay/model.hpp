@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/time.hpp"
 #include "agentctx/json/value.hpp"
@@ -227,13 +228,6 @@ inline unexpected schema_error(std::string_view where, std::string_view problem)
   return fail(errc::invalid_argument, std::move(message));
 }
 
-inline std::string quote_text(std::string_view text) {
-  std::string out;
-  json::detail::append_quoted(out, text.substr(0, 60));
-  if (text.size() > 60) out.insert(out.size() - 1, "...");
-  return out;
-}
-
 // Number of Unicode characters (code points) of valid UTF-8 text.
 inline std::size_t character_count(std::string_view text) noexcept {
   std::size_t count = 0;
@@ -312,9 +306,9 @@ class member_reader {
 
   static result<std::uint64_t> parse_utc_time(const std::string& where, std::string_view text) {
     auto ms = parse_rfc3339_utc_ms(text);
-    if (!ms) return schema_error(where, "must be an RFC 3339 UTC timestamp (got " + quote_text(text) + ")");
+    if (!ms) return schema_error(where, "must be an RFC 3339 UTC timestamp (got " + quote_for_message(text) + ")");
     const bool utc = text.ends_with('Z') || text.ends_with('z') || text.ends_with("+00:00") || text.ends_with("-00:00");
-    if (!utc) return schema_error(where, "must be in UTC, ending in Z (got " + quote_text(text) + ")");
+    if (!utc) return schema_error(where, "must be in UTC, ending in Z (got " + quote_for_message(text) + ")");
     return *ms;
   }
 
@@ -334,7 +328,7 @@ class member_reader {
     auto type = in.required_string("type");
     if (!type) return unexpected(std::move(type).error());
     auto parsed = parse_actor_type(*type);
-    if (!parsed) return schema_error(in.where("type"), "must be one of human, agent, script (got " + quote_text(*type) + ")");
+    if (!parsed) return schema_error(in.where("type"), "must be one of human, agent, script (got " + quote_for_message(*type) + ")");
     a.type = *parsed;
     auto session = in.optional_string("session_id");
     if (!session) return unexpected(std::move(session).error());
@@ -386,7 +380,7 @@ inline result<package> read_package(json::value wire) {
     std::string version;
     AGENTCTX_RELAY_READ(version, in.required_string("relay_version"));
     if (version != protocol_version) {
-      return detail::schema_error("relay_version", "must be \"0.1\" (got " + detail::quote_text(version) + ")");
+      return detail::schema_error("relay_version", "must be \"0.1\" (got " + quote_for_message(version) + ")");
     }
     AGENTCTX_RELAY_READ(p.title, in.required_string("title"));
     const std::size_t title_length = detail::character_count(p.title);
@@ -398,7 +392,7 @@ inline result<package> read_package(json::value wire) {
     const auto status = parse_package_status(text);
     if (!status) {
       return detail::schema_error(
-          "status", "must be one of draft, complete, awaiting_review, revision_requested (got " + detail::quote_text(text) + ")");
+          "status", "must be one of draft, complete, awaiting_review, revision_requested (got " + quote_for_message(text) + ")");
     }
     p.status = *status;
     AGENTCTX_RELAY_READ(p.package_type, in.required_string("package_type"));
@@ -406,11 +400,11 @@ inline result<package> read_package(json::value wire) {
       return detail::schema_error("package_type",
                                   "must be one of standard, milestone, decision, handoff, auto_deposit, analysis, "
                                   "question, orchestrator_report, or an x-* type (got " +
-                                      detail::quote_text(p.package_type) + ")");
+                                      quote_for_message(p.package_type) + ")");
     }
     AGENTCTX_RELAY_READ(text, in.required_string("review_type"));
     const auto review = parse_review_type(text);
-    if (!review) return detail::schema_error("review_type", "must be one of none, human, agent (got " + detail::quote_text(text) + ")");
+    if (!review) return detail::schema_error("review_type", "must be one of none, human, agent (got " + quote_for_message(text) + ")");
     p.review = *review;
     std::pair<std::string, std::uint64_t> created;
     AGENTCTX_RELAY_READ(created, in.required_time("created_at"));
@@ -427,7 +421,7 @@ inline result<package> read_package(json::value wire) {
     AGENTCTX_RELAY_READ(next, in.optional_string("estimated_next_actor"));
     if (next) {
       if (*next != "human" && *next != "agent") {
-        return detail::schema_error("estimated_next_actor", "must be human, agent or null (got " + detail::quote_text(*next) + ")");
+        return detail::schema_error("estimated_next_actor", "must be human, agent or null (got " + quote_for_message(*next) + ")");
       }
       p.estimated_next_actor = *parse_actor_type(*next);
     }
@@ -455,7 +449,7 @@ inline result<package> read_package(json::value wire) {
         AGENTCTX_RELAY_READ(out.hash, d.optional_string("hash"));
         if (out.hash && !detail::is_content_hash(*out.hash)) {
           return detail::schema_error(d.where("hash"),
-                                      "must be <algo>:<hex>, e.g. sha256:9f86d0... (got " + detail::quote_text(*out.hash) + ")");
+                                      "must be <algo>:<hex>, e.g. sha256:9f86d0... (got " + quote_for_message(*out.hash) + ")");
         }
         if (const json::value* size = d.get("size_bytes")) {
           if (!size->is_number() || size->as_number() < 0 || size->as_number() != std::trunc(size->as_number()) ||
@@ -553,7 +547,7 @@ inline result<session> read_session(json::value wire) {
     std::string type;
     AGENTCTX_RELAY_READ(type, in.required_string("actor_type"));
     const auto parsed = parse_actor_type(type);
-    if (!parsed) return detail::schema_error("actor_type", "must be one of human, agent, script (got " + detail::quote_text(type) + ")");
+    if (!parsed) return detail::schema_error("actor_type", "must be one of human, agent, script (got " + quote_for_message(type) + ")");
     s.type = *parsed;
     AGENTCTX_RELAY_READ(s.callsign, in.optional_string("callsign"));
     std::pair<std::string, std::uint64_t> started;

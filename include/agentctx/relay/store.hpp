@@ -202,7 +202,7 @@ class store {
   result<const project*> create_project(std::string project_id, std::optional<std::string> name = {},
                                         std::optional<std::string> description = {}) {
     if (projects_.count(project_id) != 0) {
-      return fail(errc::already_exists, "project " + detail::quote_text(project_id) + " already exists");
+      return fail(errc::already_exists, "project " + quote_for_message(project_id) + " already exists");
     }
     json::value wire = new_project_wire(project_id);
     if (name) wire.set("name", *name);
@@ -258,8 +258,8 @@ class store {
     if (!hash) return unexpected(std::move(hash).error());
     if (const stored_package* existing = find_in_project(checked->project_id, checked->package_id)) {
       if (existing->deposited_hash == *hash) return deposit_outcome{existing, false};
-      return fail(errc::already_exists, "package " + detail::quote_text(checked->package_id) +
-                                            " already exists in project " + detail::quote_text(checked->project_id) +
+      return fail(errc::already_exists, "package " + quote_for_message(checked->package_id) +
+                                            " already exists in project " + quote_for_message(checked->project_id) +
                                             " with other content (duplicate_package_id)");
     }
     json::value record = json::value::object_type{{"type", "package"}, {"hash", *hash}, {"package", std::move(wire)}};
@@ -281,13 +281,13 @@ class store {
   result<const stored_package*> find_package(const std::string& package_id, const std::string& project_id = {}) const {
     if (!project_id.empty()) {
       if (const stored_package* p = find_in_project(project_id, package_id)) return p;
-      return fail(errc::not_found, "package " + detail::quote_text(package_id) + " does not exist in project " +
-                                       detail::quote_text(project_id));
+      return fail(errc::not_found, "package " + quote_for_message(package_id) + " does not exist in project " +
+                                       quote_for_message(project_id));
     }
     auto it = by_package_id_.find(package_id);
-    if (it == by_package_id_.end()) return fail(errc::not_found, "package " + detail::quote_text(package_id) + " does not exist");
+    if (it == by_package_id_.end()) return fail(errc::not_found, "package " + quote_for_message(package_id) + " does not exist");
     if (it->second.size() > 1) {
-      return fail(errc::invalid_argument, "package id " + detail::quote_text(package_id) + " exists in " +
+      return fail(errc::invalid_argument, "package id " + quote_for_message(package_id) + " exists in " +
                                               std::to_string(it->second.size()) + " projects: name the project");
     }
     return &packages_[it->second.front()];
@@ -299,7 +299,7 @@ class store {
     auto found = find_package(package_id, project_id);
     if (!found) return found;
     if ((*found)->quarantined) {
-      return fail(errc::corrupt, "package " + detail::quote_text(package_id) + " is quarantined: " +
+      return fail(errc::corrupt, "package " + quote_for_message(package_id) + " is quarantined: " +
                                      quarantine_reason(**found));
     }
     return found;
@@ -405,9 +405,9 @@ class store {
     if (const fact* current = current_fact(input.project_id, input.subject, input.predicate)) {
       if (current->value == input.value) return assert_outcome{current, false, std::nullopt};
       if (checked->valid_from_ms < current->valid_from_ms) {
-        return fail(errc::invalid_argument, "valid_from " + detail::quote_text(checked->valid_from) +
+        return fail(errc::invalid_argument, "valid_from " + quote_for_message(checked->valid_from) +
                                                 " is earlier than the current fact's valid_from " +
-                                                detail::quote_text(current->valid_from));
+                                                quote_for_message(current->valid_from));
       }
       supersedes = current->fact_id;
     }
@@ -425,7 +425,7 @@ class store {
                                       const std::string& predicate, std::optional<std::string> value = {}) {
     AGENTCTX_TRY(check_writable());
     if (const auto* state = find_project_state(project_id); state != nullptr && state->info.archived()) {
-      return fail(errc::archived, "project " + detail::quote_text(project_id) + " is archived (project_archived)");
+      return fail(errc::archived, "project " + quote_for_message(project_id) + " is archived (project_archived)");
     }
     const fact* current = current_fact(project_id, subject, predicate);
     if (current == nullptr || (value && current->value != *value)) return std::size_t{0};
@@ -520,8 +520,8 @@ class store {
   result<const session*> end_session(const std::string& session_id) {
     AGENTCTX_TRY(check_writable());
     auto it = sessions_.find(session_id);
-    if (it == sessions_.end()) return fail(errc::not_found, "session " + detail::quote_text(session_id) + " does not exist");
-    if (it->second.ended_at) return fail(errc::invalid_argument, "session " + detail::quote_text(session_id) + " has already ended");
+    if (it == sessions_.end()) return fail(errc::not_found, "session " + quote_for_message(session_id) + " does not exist");
+    if (it->second.ended_at) return fail(errc::invalid_argument, "session " + quote_for_message(session_id) + " has already ended");
     json::value wire = it->second.wire;
     wire.set("ended_at", now_text());
     json::value record = json::value::object_type{{"type", "session"}, {"session", std::move(wire)}};
@@ -667,7 +667,7 @@ class store {
       return {};
     }
     if (state->info.archived()) {
-      return fail(errc::archived, "project " + detail::quote_text(project_id) + " is archived (project_archived)");
+      return fail(errc::archived, "project " + quote_for_message(project_id) + " is archived (project_archived)");
     }
     return {};
   }
@@ -687,15 +687,15 @@ class store {
     auto found = find_package(package_id, project_id);
     if (!found) return unexpected(std::move(found).error());
     const stored_package& p = **found;
-    if (p.quarantined) return fail(errc::corrupt, "package " + detail::quote_text(package_id) + " is quarantined");
+    if (p.quarantined) return fail(errc::corrupt, "package " + quote_for_message(package_id) + " is quarantined");
     if (!is_allowed_transition(p.package.status, to)) {
-      return fail(errc::invalid_transition, "package " + detail::quote_text(package_id) + " cannot go from " +
+      return fail(errc::invalid_transition, "package " + quote_for_message(package_id) + " cannot go from " +
                                                 std::string(to_string(p.package.status)) + " to " +
                                                 std::string(to_string(to)) + " (invalid_transition)");
     }
     const project_state* state = find_project_state(p.package.project_id);
     if (state != nullptr && state->info.archived()) {
-      return fail(errc::archived, "project " + detail::quote_text(p.package.project_id) + " is archived (project_archived)");
+      return fail(errc::archived, "project " + quote_for_message(p.package.project_id) + " is archived (project_archived)");
     }
     const review_type new_review = type.value_or(p.package.review);
     json::value next = p.package.wire;
@@ -861,7 +861,7 @@ class store {
     } else if (*type == "session") {
       outcome = apply_session(record, pending, true);
     } else {
-      return fail(errc::corrupt, "unknown record type " + detail::quote_text(*type));
+      return fail(errc::corrupt, "unknown record type " + quote_for_message(*type));
     }
     if (!outcome || dry) return outcome;
     // Checked: now change the state.
@@ -890,7 +890,7 @@ class store {
     if (!p) return fail(errc::corrupt, "project fails validation: " + p.error().message);
     auto it = projects_.find(p->project_id);
     if (it != projects_.end() && must_be_new) {
-      return fail(errc::corrupt, "record creates project " + detail::quote_text(p->project_id) + " twice");
+      return fail(errc::corrupt, "record creates project " + quote_for_message(p->project_id) + " twice");
     }
     if (dry) return {};
     if (it == projects_.end()) {
@@ -909,10 +909,10 @@ class store {
     auto p = read_package(*wire);
     if (!p) return fail(errc::corrupt, "package record fails validation: " + p.error().message);
     if (!project_known(p->project_id, pending)) {
-      return fail(errc::corrupt, "package record for unknown project " + detail::quote_text(p->project_id));
+      return fail(errc::corrupt, "package record for unknown project " + quote_for_message(p->project_id));
     }
     if (find_in_project(p->project_id, p->package_id) != nullptr) {
-      return fail(errc::corrupt, "package " + detail::quote_text(p->package_id) + " deposited twice");
+      return fail(errc::corrupt, "package " + quote_for_message(p->package_id) + " deposited twice");
     }
     if (dry) return {};
     stored_package stored;
@@ -955,7 +955,7 @@ class store {
     const auto review = parse_review_type(*review_text);
     if (!status || !review) return fail(errc::corrupt, "status record holds an unknown status or review type");
     const stored_package* found = find_in_project(*project_id, *package_id);
-    if (found == nullptr) return fail(errc::corrupt, "status record for unknown package " + detail::quote_text(*package_id));
+    if (found == nullptr) return fail(errc::corrupt, "status record for unknown package " + quote_for_message(*package_id));
     if (!is_allowed_transition(found->package.status, *status)) {
       return fail(errc::corrupt, "status record makes a transition the protocol forbids");
     }
@@ -990,10 +990,10 @@ class store {
     auto f = read_fact(*wire);
     if (!f) return fail(errc::corrupt, "fact record fails validation: " + f.error().message);
     if (!project_known(f->project_id, pending)) {
-      return fail(errc::corrupt, "fact record for unknown project " + detail::quote_text(f->project_id));
+      return fail(errc::corrupt, "fact record for unknown project " + quote_for_message(f->project_id));
     }
     if (fact_by_id_.count(f->fact_id) != 0) {
-      return fail(errc::corrupt, "fact " + detail::quote_text(f->fact_id) + " recorded twice");
+      return fail(errc::corrupt, "fact " + quote_for_message(f->fact_id) + " recorded twice");
     }
     const std::vector<std::size_t>* existing = fact_history(f->project_id, f->subject, f->predicate);
     const fact* current = existing != nullptr && !existing->empty() && facts_[existing->back()].is_current()

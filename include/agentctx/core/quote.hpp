@@ -1,0 +1,99 @@
+// agentctx/core/quote.hpp: a piece of untrusted text, quoted for an error
+// message or a log line.
+//
+//   fail(errc::invalid_argument, "agent name " + quote_for_message(name) + " is too long");
+//   // agent name "aaaaaaaaaa...aaa..." is too long
+//
+// The result is always one line of valid UTF-8, whatever the input: the text
+// in double quotes, '"' and '\' escaped with a backslash, \n \r \t as
+// themselves, other control characters, DEL and bytes that are not UTF-8 as
+// \xNN, and the characters that reorder or hide text on a terminal (bidi
+// controls U+202A..U+202E and U+2066..U+2069, zero-width and joiner
+// characters U+200B..U+200F and U+2060..U+2064, U+FEFF, C1 controls) as
+// \uNNNN. With quote_style::ascii every byte outside printable ASCII is \xNN
+// (for names, where a look-alike letter must show). At most `max_bytes` of
+// the input are shown, cut at a character boundary, and "..." marks a cut.
+// escape_for_message() is the same without the quotes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "agentctx/core/utf8.hpp"
+
+namespace agentctx {
+
+enum class quote_style : std::uint8_t {
+  text,   ///< printable UTF-8 shown as it is
+  ascii,  ///< every byte outside printable ASCII as \xNN
+};
+
+namespace detail {
+
+/// True for the code points quote_for_message escapes in quote_style::text.
+constexpr bool hides_or_reorders(std::uint32_t cp) noexcept {
+  return (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x200B && cp <= 0x200F) || (cp >= 0x202A && cp <= 0x202E) ||
+         (cp >= 0x2060 && cp <= 0x2064) || (cp >= 0x2066 && cp <= 0x2069) || cp == 0xFEFF;
+}
+
+inline void append_hex_escape(std::string& out, char kind, std::uint32_t value, int digits) {
+  static constexpr char hex[] = "0123456789abcdef";
+  out += '\\';
+  out += kind;
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += hex[(value >> shift) & 0xF];
+}
+
+}  // namespace detail
+
+/// `text` escaped for a message, without the quotes (see the file comment):
+/// for messages that quote in their own way, like the seed's
+/// "Section 'Thoughts' is not defined in schema".
+inline std::string escape_for_message(std::string_view text, std::size_t max_bytes = 60,
+                                      quote_style style = quote_style::text) {
+  std::string out;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    std::size_t length = 1;
+    std::uint32_t cp = byte;
+    if (byte >= 0x80) {
+      cp = decode_utf8_at(text, i, length);
+      if (cp == 0xFFFFFFFF || find_invalid_utf8(text.substr(i, length)) != length) length = 1;
+    }
+    if (i + length > max_bytes) break;
+    if (byte < 0x80) {
+      switch (byte) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+          if (byte < 0x20 || byte == 0x7F) {
+            detail::append_hex_escape(out, 'x', byte, 2);
+          } else {
+            out += static_cast<char>(byte);
+          }
+      }
+    } else if (length == 1 || style == quote_style::ascii) {
+      for (std::size_t k = 0; k < length; ++k) detail::append_hex_escape(out, 'x', static_cast<unsigned char>(text[i + k]), 2);
+    } else if (detail::hides_or_reorders(cp)) {
+      detail::append_hex_escape(out, 'u', cp, 4);
+    } else {
+      out.append(text.substr(i, length));
+    }
+    i += length;
+  }
+  if (i < text.size()) out += "...";
+  return out;
+}
+
+/// `text` in double quotes for a message (see the file comment).
+inline std::string quote_for_message(std::string_view text, std::size_t max_bytes = 60,
+                                     quote_style style = quote_style::text) {
+  return '"' + escape_for_message(text, max_bytes, style) + '"';
+}
+
+}  // namespace agentctx

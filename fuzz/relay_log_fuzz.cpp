@@ -14,7 +14,9 @@
 //         by a reader and by a writer. Opening succeeds or fails with a data
 //         error (corrupt, bad_magic, ...); never a crash. When the writer
 //         opens, it can deposit, and a second open sees the same records plus
-//         that one.
+//         that one. salvage_records() accounts for every byte; when open
+//         refuses the log, store::repair() succeeds and the store then opens
+//         with exactly the records repair kept.
 // A broken rule traps (__builtin_trap), so libFuzzer keeps the input.
 //
 // Seeds: fuzz/seeds/relay_log_fuzz/. Build and run (clang only):
@@ -104,10 +106,31 @@ void fuzz_log(std::string_view body) {
     require((*file)->write_at(0, std::as_bytes(std::span(bytes.data(), bytes.size()))).has_value());
     require((*file)->sync().has_value());
   }
+  // The salvage scan covers every byte after the header, in order, with
+  // records and skipped ranges that do not overlap.
+  {
+    const std::string bytes = relay::encode_log_header() + std::string(body);
+    const auto file = std::as_bytes(std::span(bytes.data(), bytes.size()));
+    const relay::salvage_scan salvage = relay::salvage_records(file, relay::log_header_size);
+    std::uint64_t covered = 0;
+    for (const auto& r : salvage.records) covered += relay::record_header_size + r.payload.size();
+    for (const auto& k : salvage.skipped) covered += k.length;
+    require(covered == bytes.size() - relay::log_header_size);
+  }
   auto reader = relay::store::open(fs, "/r", options(true));
   if (!reader) {
     require(agentctx::is_data_error(reader.error().code));
     require(reader.error().message.find('\n') == std::string::npos);
+    // repair salvages what open refuses: afterwards the store opens.
+    relay::repair_options repair;
+    repair.clock = [] { return std::uint64_t{1}; };
+    auto repaired = relay::store::repair(fs, "/r", repair);
+    require(repaired.has_value());
+    require(repaired->needed() && repaired->rewritten);
+    auto reopened = relay::store::open(fs, "/r", options(true));
+    require(reopened.has_value());
+    require(reopened->record_count() == repaired->records_kept);
+    return;
   }
   std::size_t records = 0;
   {

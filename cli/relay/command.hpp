@@ -132,7 +132,7 @@ inline int usage_error(const common_options& o, const std::string& message) {
 using registration = void(CLI::App& app, command_table& table);
 registration register_deposit, register_pull, register_orient, register_orchestrate, register_flag, register_review,
     register_assert, register_invalidate, register_facts, register_history, register_export, register_import,
-    register_verify, register_conformance, register_project, register_session, register_canonical, register_hash,
-    register_serve;
+    register_verify, register_repair, register_conformance, register_project, register_session, register_canonical,
+    register_hash, register_serve;
 
 }  // namespace relay_cli

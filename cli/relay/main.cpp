@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
         relay_cli::register_orchestrate, relay_cli::register_flag, relay_cli::register_review,
         relay_cli::register_assert, relay_cli::register_invalidate, relay_cli::register_facts,
         relay_cli::register_history, relay_cli::register_export, relay_cli::register_import,
-        relay_cli::register_verify, relay_cli::register_conformance, relay_cli::register_project,
+        relay_cli::register_verify, relay_cli::register_repair, relay_cli::register_conformance, relay_cli::register_project,
         relay_cli::register_session, relay_cli::register_canonical, relay_cli::register_hash,
         relay_cli::register_serve}) {
     add(app, table);

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -603,6 +604,50 @@ TEST_CASE("relay verify reports quarantined packages (exit 1); pull refuses them
                      "internal_error", 500);
 }
 
+TEST_CASE("relay repair salvages a damaged store and keeps the damaged log; a dry run changes nothing") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_one", "First"));
+  f.deposit(package_text("pkg_two", "Second"));
+  f.deposit(package_text("pkg_three", "Third"));
+  const std::string log = cli_test::read_file(f.store + "/relay.log");
+  const auto records =
+      agentctx::relay::scan_records(std::as_bytes(std::span(log.data(), log.size())), agentctx::relay::log_header_size)
+          .records;
+  REQUIRE(records.size() == 3);
+  std::string damaged = log;
+  damaged[records[1].offset + 40] ^= 0x01;  // pkg_two's record
+  cli_test::write_file(f.store + "/relay.log", damaged);
+  check_failure(f.run({"verify"}), exit_not_found, "damaged");
+
+  simdjson::dom::parser parser;
+  const run_result dry = f.run({"repair", "--dry-run", "--json"});
+  check_clean_success(dry);
+  auto planned = cli_test::parse_json(parser, dry.out);
+  CHECK(planned["needed"].get_bool().value());
+  CHECK_FALSE(planned["rewritten"].get_bool().value());
+  CHECK(number_of(planned, "records_kept") == 2);
+  CHECK(array_of(planned, "lost").size() == 1);
+  CHECK(cli_test::read_file(f.store + "/relay.log") == damaged);
+
+  const run_result repaired = f.run({"repair"});
+  check_clean_success(repaired);
+  CHECK(repaired.out.starts_with("lost at byte " + std::to_string(records[1].offset) + " (" +
+                                 std::to_string(records[2].offset - records[1].offset) +
+                                 " bytes): damaged bytes: record checksum mismatch\n"));
+  CHECK(contains(repaired.out, "repaired: 2 records kept, 1 lost part; the damaged log is kept as "));
+  std::vector<std::string> backups;
+  for (const auto& entry : std::filesystem::directory_iterator(f.store)) {
+    if (entry.path().filename().string().starts_with("relay.log.damaged-")) backups.push_back(entry.path().string());
+  }
+  REQUIRE(backups.size() == 1);
+  CHECK(cli_test::read_file(backups[0]) == damaged);
+  check_clean_success(f.run({"verify"}));
+  const run_result latest = f.run({"pull", "--mode", "latest", "--project", "proj_demo"});
+  CHECK(cli_test::line_count(latest.out) == 2);
+  CHECK_FALSE(contains(latest.out, "pkg_two"));
+  CHECK(f.run({"repair"}).out == "nothing to repair: 2 records kept, none lost\n");
+}
+
 TEST_CASE("relay project and session commands") {
   relay_fixture f;
   CHECK(f.run({"project", "list"}).exit_code == exit_usage);  // no store yet
@@ -737,7 +782,7 @@ TEST_CASE("relay conformance, --help of every command, usage errors and a locked
 
   const std::vector<std::vector<std::string>> commands = {
       {"deposit"}, {"pull"}, {"orient"}, {"orchestrate"}, {"flag"}, {"review"}, {"assert"}, {"invalidate"},
-      {"facts"}, {"history"}, {"export"}, {"import"}, {"verify"}, {"conformance"}, {"canonical"}, {"hash"},
+      {"facts"}, {"history"}, {"export"}, {"import"}, {"verify"}, {"repair"}, {"conformance"}, {"canonical"}, {"hash"},
       {"project", "create"}, {"project", "archive"}, {"project", "unarchive"}, {"project", "list"},
       {"project", "show"}, {"session", "start"}, {"session", "end"}, {"session", "list"}};
   for (std::vector<std::string> command : commands) {

@@ -182,3 +182,78 @@ TEST_CASE("a write that fails leaves the store refusing writes until it is reope
 }
 
 }  // namespace relay_crash_test
+
+namespace relay_crash_test {
+
+namespace {
+
+/// What a repair must leave after any crash: relay.log is the damaged log
+/// or the repaired one (never neither, never a mix), and a backup, when
+/// complete, is the damaged log byte for byte.
+struct repair_outcome {
+  bool completed = false;
+};
+
+std::string file_text(io::memory_file_system& fs, const std::string& path) {
+  auto mapped = fs.map(path);
+  if (!mapped) return {};
+  return std::string(reinterpret_cast<const char*>(mapped->data()), mapped->size());
+}
+
+}  // namespace
+
+TEST_CASE("relay repair: crash at every write and sync leaves the damaged log or the repaired one") {
+  io::memory_file_system memory;
+  {
+    auto store = require_value(relay::store::open(memory, "/r", test_options()));
+    for (int i = 0; i < 6; ++i) require_value(store.deposit(package("pkg_" + std::to_string(i))));
+  }
+  std::string damaged = file_text(memory, "/r/relay.log");
+  const auto records =
+      relay::scan_records(std::as_bytes(std::span(damaged.data(), damaged.size())), relay::log_header_size).records;
+  REQUIRE(records.size() == 6);
+  damaged[records[2].offset + 30] ^= 0x04;
+  {
+    auto file = require_value(memory.open("/r/relay.log", io::create_truncate));
+    require_ok(file->write_at(0, std::as_bytes(std::span(damaged.data(), damaged.size()))));
+    require_ok(file->sync());
+  }
+  // The repaired log, from a repair that is not crashed.
+  std::string repaired;
+  {
+    io::memory_file_system copy;
+    copy.restore(memory.snapshot());
+    relay::repair_options o;
+    o.clock = [] { return std::uint64_t{7}; };
+    REQUIRE(require_value(relay::store::repair(copy, "/r", o)).records_kept == 5);
+    repaired = file_text(copy, "/r/relay.log");
+  }
+  const io::memory_file_system_state initial = memory.snapshot();
+  io::fault_injecting_file_system faulty(memory);
+  const auto workload = [](io::file_system& fs) {
+    relay::repair_options o;
+    o.clock = [] { return std::uint64_t{7}; };
+    return repair_outcome{relay::store::repair(fs, "/r", o).has_value()};
+  };
+  REQUIRE(workload(faulty).completed);
+  const std::uint64_t images = crash_support::crash_at_every_operation(
+      memory, initial, faulty, 11, 200, workload,
+      [&](io::memory_file_system& m, const repair_outcome& outcome, const std::string& image) {
+        crash_support::image_expectations expect(image);
+        const std::string log = file_text(m, "/r/relay.log");
+        expect(log == damaged || log == repaired, "relay.log is neither the damaged log nor the repaired one");
+        if (outcome.completed) expect(log == repaired, "a repair that returned is not durable");
+        if (log == repaired) expect(file_text(m, "/r/relay.log.damaged-7") == damaged, "the backup is not the damaged log");
+        // Repairing again always ends in the repaired log.
+        relay::repair_options o;
+        o.clock = [] { return std::uint64_t{8}; };
+        auto again = relay::store::repair(m, "/r", o);
+        if (expect(again.has_value(), again ? "" : "repair again: " + again.error().describe())) {
+          expect(file_text(m, "/r/relay.log") == repaired, "repairing again gives another log");
+        }
+      });
+  MESSAGE("crash images checked: " << images);
+  CHECK(images >= 50);
+}
+
+}  // namespace relay_crash_test

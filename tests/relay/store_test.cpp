@@ -3,6 +3,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "agentctx/relay/errors.hpp"
 #include "relay_test_support.hpp"
 
@@ -347,6 +354,163 @@ TEST_CASE("a torn last record is cut by the writer and ignored by readers; damag
   // Not a log at all.
   write_log(fs, "hello, world, this is not a relay log at all......");
   CHECK(relay::store::open(fs, "/r", test_options()).error().code == errc::bad_magic);
+}
+
+namespace {
+
+/// A log of four records: pkg_1 (creating its project), pkg_2 (a draft),
+/// pkg_3, and pkg_2 flagged for review; and the offsets of its records.
+std::pair<std::string, std::vector<std::uint64_t>> four_record_log(agentctx::io::memory_file_system& fs) {
+  {
+    auto store = open_store(fs);
+    require_value(store.deposit(package("pkg_1")));
+    auto draft = package("pkg_2");
+    draft.set("status", "draft");
+    require_value(store.deposit(std::move(draft)));
+    require_value(store.deposit(package("pkg_3")));
+    require_value(store.flag_for_review("pkg_2", relay::review_type::human));
+  }
+  std::string log = log_bytes(fs);
+  std::vector<std::uint64_t> offsets;
+  for (const auto& r : relay::scan_records(std::as_bytes(std::span(log.data(), log.size())), relay::log_header_size).records) {
+    offsets.push_back(r.offset);
+  }
+  REQUIRE(offsets.size() == 4);
+  return {log, offsets};
+}
+
+relay::repair_options repair_at(std::uint64_t ms) {
+  relay::repair_options o;
+  o.clock = [ms] { return ms; };
+  return o;
+}
+
+std::vector<std::string> latest_ids(agentctx::io::memory_file_system& fs) {
+  auto store = open_store(fs, true);
+  std::vector<std::string> ids;
+  for (const auto* p : require_value(store.latest("proj_demo", 10))) ids.push_back(p->package.package_id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("repair salvages a damaged log: damage skipped, records that no longer apply dropped, the old log kept") {
+  agentctx::io::memory_file_system fs;
+  const auto [whole, at] = four_record_log(fs);
+  std::string damaged = whole;
+  damaged[at[1] + 30] ^= 0x20;  // pkg_2's record: its checksum fails
+  write_log(fs, damaged);
+  REQUIRE(relay::store::open(fs, "/r", test_options()).error().code == errc::corrupt);
+
+  // A dry run says what would happen and changes nothing.
+  auto dry_options = repair_at(1'777'000'000'000);
+  dry_options.dry_run = true;
+  const auto dry = require_value(relay::store::repair(fs, "/r", dry_options));
+  CHECK(dry.needed());
+  CHECK_FALSE(dry.rewritten);
+  CHECK(dry.records_kept == 2);
+  REQUIRE(dry.lost.size() == 2);
+  CHECK(log_bytes(fs) == damaged);
+  CHECK_FALSE(fs.exists("/r/relay.log.damaged-1777000000000").value());
+
+  const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1'777'000'000'000)));
+  CHECK(report.rewritten);
+  CHECK(report.log_bytes == damaged.size());
+  CHECK(report.records_kept == 2);
+  REQUIRE(report.lost.size() == 2);
+  CHECK(report.lost[0].offset == at[1]);
+  CHECK(report.lost[0].bytes == at[2] - at[1]);
+  CHECK(report.lost[0].what == "damaged bytes: record checksum mismatch");
+  CHECK(report.lost[1].offset == at[3]);
+  CHECK(report.lost[1].what.starts_with("record does not apply: "));
+  CHECK(report.backup == "/r/relay.log.damaged-1777000000000");
+  auto backup = require_value(fs.map(report.backup));
+  CHECK(std::string(reinterpret_cast<const char*>(backup.data()), backup.size()) == damaged);
+  // The store opens again, with what survived, and takes writes.
+  CHECK(latest_ids(fs) == std::vector<std::string>{"pkg_1", "pkg_3"});
+  CHECK(require_value(open_store(fs).deposit(package("pkg_2"))).created);
+  // Damaged again (the new deposit's record) and repaired in the same
+  // millisecond: the first backup stays, the second gets its own name.
+  {
+    std::string again_damaged = log_bytes(fs);
+    const auto now = relay::scan_records(std::as_bytes(std::span(again_damaged.data(), again_damaged.size())),
+                                         relay::log_header_size);
+    REQUIRE(now.records.size() == 3);
+    again_damaged[now.records[2].offset + 30] ^= 0x20;
+    write_log(fs, again_damaged);
+    const auto second = require_value(relay::store::repair(fs, "/r", repair_at(1'777'000'000'000)));
+    CHECK(second.backup == "/r/relay.log.damaged-1777000000000-1");
+    CHECK(second.records_kept == 2);
+    auto first_backup = require_value(fs.map("/r/relay.log.damaged-1777000000000"));
+    CHECK(std::string(reinterpret_cast<const char*>(first_backup.data()), first_backup.size()) == damaged);
+  }
+  // Repairing a sound store changes nothing.
+  const std::string sound = log_bytes(fs);
+  const auto again = require_value(relay::store::repair(fs, "/r", repair_at(1'777'000'000'001)));
+  CHECK_FALSE(again.needed());
+  CHECK_FALSE(again.rewritten);
+  CHECK(again.records_kept == 2);
+  CHECK(log_bytes(fs) == sound);
+  CHECK_FALSE(fs.exists("/r/relay.log.damaged-1777000000001").value());
+}
+
+TEST_CASE("repair resumes after a damaged length, skips inserted garbage, drops a torn tail, rewrites a damaged header") {
+  struct repair_case {
+    const char* name;
+    std::function<std::string(const std::string&, const std::vector<std::uint64_t>&)> damage;
+    std::size_t kept;
+    std::vector<std::string> lost_prefixes;
+    bool header_rewritten;
+  };
+  const std::vector<repair_case> cases = {
+      {"a length out of range", [](const std::string& log, const std::vector<std::uint64_t>& at) {
+         std::string out = log;
+         out[at[2]] = out[at[2] + 1] = out[at[2] + 2] = out[at[2] + 3] = '\xff';
+         return out;
+       }, 3, {"damaged bytes: record length"}, false},
+      {"garbage between two records", [](const std::string& log, const std::vector<std::uint64_t>& at) {
+         return log.substr(0, at[1]) + std::string(100, '\x7f') + log.substr(at[1]);
+       }, 4, {"damaged bytes: record length"}, false},
+      {"a torn tail", [](const std::string& log, const std::vector<std::uint64_t>&) {
+         return log.substr(0, log.size() - 7);
+       }, 3, {"torn tail: incomplete record"}, false},
+      {"a damaged header", [](const std::string& log, const std::vector<std::uint64_t>&) {
+         std::string out = log;
+         out[20] = '\x01';
+         return out;
+       }, 4, {}, true},
+  };
+  for (const repair_case& c : cases) {
+    CAPTURE(c.name);
+    agentctx::io::memory_file_system fs;
+    const auto [whole, at] = four_record_log(fs);
+    write_log(fs, c.damage(whole, at));
+    const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1)));
+    CHECK(report.rewritten);
+    CHECK(report.header_rewritten == c.header_rewritten);
+    CHECK(report.records_kept == c.kept);
+    REQUIRE(report.lost.size() == c.lost_prefixes.size());
+    for (std::size_t i = 0; i < c.lost_prefixes.size(); ++i) {
+      CHECK_MESSAGE(report.lost[i].what.starts_with(c.lost_prefixes[i]), report.lost[i].what);
+    }
+    auto store = relay::store::open(fs, "/r", test_options());
+    REQUIRE_MESSAGE(store.has_value(), store.error().describe());
+    CHECK(store->record_count() == c.kept);
+  }
+}
+
+TEST_CASE("repair refuses what it cannot salvage and a store in use") {
+  agentctx::io::memory_file_system fs;
+  CHECK(relay::store::repair(fs, "/r").error().code == errc::not_found);
+  four_record_log(fs);
+  {
+    auto writer = open_store(fs);
+    CHECK(relay::store::repair(fs, "/r").error().code == errc::locked);
+  }
+  write_log(fs, "hello, world, this is not a relay log at all......");
+  CHECK(relay::store::repair(fs, "/r").error().code == errc::bad_magic);
+  CHECK(log_bytes(fs) == "hello, world, this is not a relay log at all......");
 }
 
 TEST_CASE("one writer at a time; readers refresh to see new records") {

@@ -22,11 +22,14 @@
 // pages, or a reader racing the writer; the writer cuts it), or at a record
 // that fails its checks with a good record somewhere after it (damaged: the
 // file was altered after the fact; nothing is cut, the store refuses it).
+// salvage_records() reads past damage for store::repair: it resumes at the
+// next good record and lists the bytes it skipped.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -90,12 +93,13 @@ struct log_scan {
   std::string problem;  ///< for torn and damaged: what was wrong at valid_end
 };
 
-/// True when a complete record with a good checksum starts somewhere in
-/// (`from`, end of file): evidence that the bytes at `from` are damage in the
-/// middle of the log rather than the torn tail of its last append. A payload
-/// is a JSON object, so candidates are filtered on '{' ... '}' before their
-/// checksum is computed.
-inline bool valid_record_after(std::span<const std::byte> file, std::uint64_t from) noexcept {
+/// The offset of the first complete record with a good checksum that starts
+/// in (`from`, end of file), if any: evidence that the bytes at `from` are
+/// damage in the middle of the log rather than the torn tail of its last
+/// append, and where reading can resume after it. A payload is a JSON
+/// object, so candidates are filtered on '{' ... '}' before their checksum
+/// is computed.
+inline std::optional<std::uint64_t> next_good_record(std::span<const std::byte> file, std::uint64_t from) noexcept {
   const std::uint64_t size = file.size();
   for (std::uint64_t at = from + 1; at + record_header_size + 2 <= size; ++at) {
     const std::uint32_t length = load_u32(file.data() + at);
@@ -103,9 +107,9 @@ inline bool valid_record_after(std::span<const std::byte> file, std::uint64_t fr
     const std::byte* payload = file.data() + at + record_header_size;
     if (payload[0] != std::byte{'{'} || payload[length - 1] != std::byte{'}'}) continue;
     const std::string_view text(reinterpret_cast<const char*>(payload), length);
-    if (crc32(text) == load_u32(file.data() + at + 4)) return true;
+    if (crc32(text) == load_u32(file.data() + at + 4)) return at;
   }
-  return false;
+  return std::nullopt;
 }
 
 /// Walks the records of `file` (a whole relay.log, header included) from
@@ -123,7 +127,7 @@ inline log_scan scan_records(std::span<const std::byte> file, std::uint64_t offs
   // crash keeps any subset of an unsynced append's pages) unless a good
   // record follows it: then it is damage.
   const auto bad_record = [&](std::string problem) {
-    stop(valid_record_after(file, at) ? log_tail::damaged : log_tail::torn, std::move(problem));
+    stop(next_good_record(file, at) ? log_tail::damaged : log_tail::torn, std::move(problem));
   };
   while (at < size) {
     const std::uint64_t remaining = size - at;
@@ -153,6 +157,39 @@ inline log_scan scan_records(std::span<const std::byte> file, std::uint64_t offs
   }
   scan.valid_end = at;
   return scan;
+}
+
+/// Bytes of the log a salvage skipped: damage between good records, or the
+/// torn tail.
+struct skipped_bytes {
+  std::uint64_t offset = 0;
+  std::uint64_t length = 0;
+  std::string problem;  ///< what was wrong at `offset`
+};
+
+struct salvage_scan {
+  std::vector<scanned_record> records;  ///< every record with a good frame and checksum, in order
+  std::vector<skipped_bytes> skipped;   ///< in order
+};
+
+/// Like scan_records, but past damage: after a record that fails its checks
+/// it resumes at the next good record (next_good_record), so every record
+/// whose frame and checksum survive is found. What is skipped is listed.
+inline salvage_scan salvage_records(std::span<const std::byte> file, std::uint64_t offset) {
+  salvage_scan out;
+  std::uint64_t at = offset;
+  while (true) {
+    log_scan scan = scan_records(file, at);
+    out.records.insert(out.records.end(), scan.records.begin(), scan.records.end());
+    if (scan.tail == log_tail::clean) break;
+    const std::optional<std::uint64_t> next =
+        scan.tail == log_tail::damaged ? next_good_record(file, scan.valid_end) : std::nullopt;
+    const std::uint64_t resume = next.value_or(file.size());
+    out.skipped.push_back({scan.valid_end, resume - scan.valid_end, std::move(scan.problem)});
+    if (!next) break;
+    at = *next;
+  }
+  return out;
 }
 
 }  // namespace agentctx::relay

@@ -26,7 +26,7 @@
 // an append: that operation was never acknowledged). A record that fails its
 // checksum with records after it, or that does not apply to the state before
 // it, is damage: open fails with errc::corrupt naming the offset, and nothing
-// is cut. A failed append or sync poisons the writer: every later write fails
+// is cut; store::repair() salvages such a log (keeping the damaged one). A failed append or sync poisons the writer: every later write fails
 // until the store is reopened (the log's tail is then re-examined).
 //
 // Hashes: each package's content hash (hash.hpp) is stored in its record and
@@ -58,6 +58,7 @@
 
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/time.hpp"
+#include "agentctx/io/atomic_file.hpp"
 #include "agentctx/io/file_system.hpp"
 #include "agentctx/io/writer_lock.hpp"
 #include "agentctx/json/canonical.hpp"
@@ -145,6 +146,33 @@ struct verify_report {
   std::size_t facts = 0;
   std::vector<std::string> quarantined;  ///< "project_id/package_id: why"
   bool ok() const noexcept { return quarantined.empty(); }
+};
+
+/// Something store::repair() could not keep.
+struct repair_loss {
+  std::uint64_t offset = 0;  ///< in the damaged log
+  std::uint64_t bytes = 0;
+  std::string what;          ///< "damaged bytes: record checksum mismatch", "record does not apply: ..."
+};
+
+/// What store::repair() found and did.
+struct repair_report {
+  std::uint64_t log_bytes = 0;        ///< of the log as found
+  std::size_t records_kept = 0;
+  std::vector<repair_loss> lost;      ///< in log order
+  bool header_rewritten = false;      ///< the header's fixed fields were damaged
+  bool rewritten = false;             ///< relay.log was replaced (false: nothing to repair, or a dry run)
+  std::string backup;                 ///< where the log as found was kept, when it was replaced
+  bool needed() const noexcept { return header_rewritten || !lost.empty(); }
+};
+
+struct repair_options {
+  /// Report what would be kept and lost; change nothing.
+  bool dry_run = false;
+  /// Wait for the writer's lock instead of failing with errc::locked.
+  bool wait_for_lock = false;
+  /// Wall clock in Unix ms, for the backup's name; default: now.
+  std::function<std::uint64_t()> clock;
 };
 
 namespace detail {
@@ -574,6 +602,93 @@ class store {
     return report;
   }
 
+  /// Salvages a damaged store (one open() refuses with errc::corrupt): every
+  /// record whose frame and checksum survive and that still applies to the
+  /// records kept before it is kept, in order; damaged bytes, records that
+  /// are not JSON and records that no longer apply (a status change of a
+  /// package whose deposit was lost) are listed as lost. Unless nothing is
+  /// lost or it is a dry run, the log as found is first kept whole as
+  /// relay.log.damaged-<unix ms> (with -1, -2, ... when that name is taken;
+  /// written and synced), then relay.log is
+  /// replaced atomically; a crash leaves the old or the new log. Takes the
+  /// writer's lock. Errors: not_found (no relay.log), locked, bad_magic and
+  /// unsupported_version (not a log this build can salvage), I/O errors.
+  static result<repair_report> repair(io::file_system& fs, std::string dir, repair_options options = {}) {
+    const std::string log_path = io::join_path(dir, log_file_name);
+    auto exists = fs.exists(log_path);
+    if (!exists) return unexpected(std::move(exists).error());
+    if (!*exists) return fail(errc::not_found, "no Relay store here (relay.log is missing)", dir);
+    auto lock = io::acquire_writer_lock(fs, io::join_path(dir, lock_file_name), options.wait_for_lock);
+    if (!lock) return unexpected(std::move(lock).error());
+    auto mapped = fs.map(log_path);
+    if (!mapped) return unexpected(std::move(mapped).error());
+    const auto bytes = mapped->bytes();
+
+    repair_report report;
+    report.log_bytes = bytes.size();
+    switch (check_log_header(bytes)) {
+      case header_check::ok: break;
+      case header_check::bad_magic:
+      case header_check::unsupported_version: return unexpected(foreign_log_error(bytes, log_path));
+      case header_check::damaged:
+        if (bytes.size() < log_header_size) {
+          report.lost.push_back({0, bytes.size(), "incomplete header"});
+        } else {
+          report.header_rewritten = true;
+        }
+        break;
+    }
+    store_options replay_options;
+    replay_options.read_only = true;
+    store replay(fs, dir, replay_options);
+    std::string rebuilt = encode_log_header();
+    if (bytes.size() >= log_header_size) {
+      const salvage_scan salvage = salvage_records(bytes, log_header_size);
+      std::size_t next_skip = 0;
+      const auto lose = [&](std::uint64_t offset, std::uint64_t length, std::string what) {
+        report.lost.push_back({offset, length, std::move(what)});
+      };
+      // Skipped bytes that run to the end of the file are the torn tail of
+      // an append a crash interrupted; the others are damage.
+      const auto lose_skipped = [&](const skipped_bytes& k) {
+        lose(k.offset, k.length, (k.offset + k.length == bytes.size() ? "torn tail: " : "damaged bytes: ") + k.problem);
+      };
+      for (const scanned_record& r : salvage.records) {
+        while (next_skip < salvage.skipped.size() && salvage.skipped[next_skip].offset < r.offset) {
+          lose_skipped(salvage.skipped[next_skip++]);
+        }
+        const std::uint64_t size = record_header_size + r.payload.size();
+        auto record = replay.canonicalizer_.parse(r.payload);
+        if (!record) {
+          lose(r.offset, size, "record is not valid JSON: " + record.error().message);
+          continue;
+        }
+        if (auto applies = replay.apply(*record, true); !applies) {
+          lose(r.offset, size, "record does not apply: " + applies.error().message);
+          continue;
+        }
+        if (auto applied = replay.apply(*record, false); !applied) return unexpected(std::move(applied).error());
+        relay::append_record(rebuilt, r.payload);
+        ++report.records_kept;
+      }
+      for (; next_skip < salvage.skipped.size(); ++next_skip) lose_skipped(salvage.skipped[next_skip]);
+    }
+    if (!report.needed() || options.dry_run) return report;
+
+    const std::uint64_t now = options.clock ? options.clock() : now_unix_ms();
+    report.backup = log_path + ".damaged-" + std::to_string(now);
+    for (int n = 1;; ++n) {  // never replace an earlier backup
+      auto taken = fs.exists(report.backup);
+      if (!taken) return unexpected(std::move(taken).error());
+      if (!*taken) break;
+      report.backup = log_path + ".damaged-" + std::to_string(now) + "-" + std::to_string(n);
+    }
+    AGENTCTX_TRY(io::write_file_atomically(fs, report.backup, bytes));
+    AGENTCTX_TRY(io::write_file_atomically(fs, log_path, std::as_bytes(std::span(rebuilt.data(), rebuilt.size()))));
+    report.rewritten = true;
+    return report;
+  }
+
   /// Why a quarantined package was quarantined.
   std::string quarantine_reason(const stored_package& p) const {
     auto it = quarantine_reasons_.find(p.sequence);
@@ -752,6 +867,16 @@ class store {
     return load_from(0);
   }
 
+  // The error for a log whose header check says bad_magic (not a Relay log)
+  // or unsupported_version (a format this build does not read).
+  static error foreign_log_error(std::span<const std::byte> bytes, const std::string& path) {
+    if (check_log_header(bytes) == header_check::bad_magic) {
+      return make_error(errc::bad_magic, "not a Relay store log", path, 0);
+    }
+    return make_error(errc::unsupported_version, "relay.log format version " + std::to_string(load_u32(bytes.data() + 8)) +
+                                                     " is not supported (this build reads 1)", path, 8);
+  }
+
   // Reads the log from `offset` (0: from the start, header included) and
   // applies its records.
   result<void> load_from(std::uint64_t offset) {
@@ -761,10 +886,8 @@ class store {
     if (offset == 0) {
       switch (check_log_header(bytes)) {
         case header_check::ok: break;
-        case header_check::bad_magic: return fail(errc::bad_magic, "not a Relay store log", path_of(log_file_name), 0);
-        case header_check::unsupported_version:
-          return fail(errc::unsupported_version, "relay.log format version " + std::to_string(load_u32(bytes.data() + 8)) +
-                                                     " is not supported (this build reads 1)", path_of(log_file_name), 8);
+        case header_check::bad_magic:
+        case header_check::unsupported_version: return unexpected(foreign_log_error(bytes, path_of(log_file_name)));
         case header_check::damaged:
           if (options_.read_only && bytes.size() < log_header_size) {
             return fail(errc::not_found, "no Relay store here (relay.log is being created)", dir_);

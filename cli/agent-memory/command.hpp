@@ -10,6 +10,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -77,7 +78,8 @@ inline void add_common_options(CLI::App& sub, common_options& o, bool writes) {
   sub.add_option("--agent", o.agent, "The agent's name (e.g. aristotle): its memory is .github/agent-memory/NAME")
       ->required();
   sub.add_option("--repo-root", o.repo_root,
-                 "The repository's absolute, canonical path (default: the current directory)");
+                 "The repository's path, absolute or from the current directory; symlinks are refused "
+                 "(default: the current directory)");
   sub.add_flag("--json", o.json, "Print the result as one JSON document (errors too, besides the stderr line)");
   if (writes) {
     sub.add_flag("--no-wait", o.no_wait, "Fail with Locked instead of waiting while another process writes");
@@ -103,13 +105,15 @@ inline void print_warnings(const std::vector<memory::warning>& warnings) {
 /// which returns the exit code; failures to open are reported.
 template <class Run>
 int with_memory(const common_options& o, memory::memory_options options, Run&& run) {
+  // A relative --repo-root (".", "../project") is taken from the current
+  // directory, as a shell would; the library itself takes absolute paths only.
   std::string root = o.repo_root;
-  if (root.empty()) {
+  if (root.empty() || root.front() != '/') {
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof cwd) == nullptr) {
       return report(o, memory::failure(memory::error_code::io_error, "cannot read the current directory"));
     }
-    root = cwd;
+    root = root.empty() ? std::string(cwd) : (std::filesystem::path(cwd) / root).lexically_normal().string();
   }
   auto repo = memory::open_repository(root);
   if (!repo) return report(o, repo.error());

@@ -57,7 +57,8 @@ inline int exit_code_of(const agentctx::error& e) {
   return exit_usage;
 }
 
-/// --root, the layout, the policies and --json.
+/// --root, the layout, the policies and --json (not for serve, whose output
+/// is the protocol).
 struct common_options {
   std::string root;  ///< empty: the current directory
   bool json = false;
@@ -65,10 +66,12 @@ struct common_options {
   double recent_hours = 24;
 };
 
-inline void add_common_options(CLI::App& sub, common_options& o) {
+inline void add_common_options(CLI::App& sub, common_options& o, bool json_output = true) {
   sub.footer(std::string(exit_codes_help));
   sub.add_option("--root", o.root, "The folder holding the files (default: the current directory)");
-  sub.add_flag("--json", o.json, "Print the result as one JSON document (errors too, besides the stderr line)");
+  if (json_output) {
+    sub.add_flag("--json", o.json, "Print the result as one JSON document (errors too, besides the stderr line)");
+  }
   auto& l = o.loader.layout;
   sub.add_option("--taste", l.taste, "The taste file")->capture_default_str()->group("Layout ({item} is the item id)");
   sub.add_option("--brief", l.brief, "An item's brief")->capture_default_str()->group("Layout ({item} is the item id)");

@@ -45,7 +45,9 @@ int run_serve(const serve_options& o) {
 void register_serve(CLI::App& app, command_table& table) {
   auto [sub, opts] = add_command(app, table, "serve", "Serve the context tools over MCP (JSON-RPC on stdin/stdout)",
                                  run_serve);
-  add_common_options(*sub, *opts);
+  add_common_options(*sub, *opts, false);
+  sub->footer("Exit codes: 0 end of input; 1 the root does not exist; 2 usage error or an I/O error on the standard "
+              "streams.");
   sub->add_option("--max-line-bytes", opts->max_line_bytes,
                   "The longest message (one line) accepted; longer ones are answered with an error")
       ->capture_default_str()

@@ -131,6 +131,12 @@ TEST_CASE("agent-memory: a session from start to summary, in text and JSON") {
                                                     repo.root.string(), "--limit", "1"},
                                  "/", "/dev/null");
   CHECK(elsewhere.out == "2025-01-20.md\n");
+  // A relative --repo-root is taken from the current directory, as a shell would.
+  auto from_parent = cli_test::run(AGENT_MEMORY_BIN, {"list-sessions", "--agent", "aristotle", "--repo-root",
+                                                      repo.root.filename().string(), "--limit", "1"},
+                                   repo.root.parent_path().string(), "/dev/null");
+  CHECK(from_parent.out == "2025-01-20.md\n");
+  CHECK(repo.run({"list-sessions", "--agent", "aristotle", "--repo-root", ".", "--limit", "1"}).out == "2025-01-20.md\n");
 }
 
 TEST_CASE("agent-memory: every refused input is one line with its exit code, and nothing is written") {

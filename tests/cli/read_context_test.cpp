@@ -170,6 +170,12 @@ TEST_CASE("read-context refusals: one line, documented exit codes") {
   check_failure(p.run({"show", "iguana", "--root", (p.root / "missing").string()}), 1, "cannot open the root");
   auto usage = p.run({"propose", "--target", "brief", "--content", "x"});
   CHECK(usage.exit_code == 2);
+  // serve speaks the protocol on stdout: it has no --json, and says its own exit codes.
+  CHECK(p.run({"serve", "--json"}).exit_code == 2);
+  const auto serve_help = p.run({"serve", "--help"});
+  CHECK(serve_help.exit_code == 0);
+  CHECK(contains(serve_help.out, "0 end of input"));
+  CHECK_FALSE(contains(serve_help.out, "--json"));
   // A symlink below the root is never followed.
   fs::create_directories(p.root.parent_path() / "outside");
   cli_test::write_file(p.root.parent_path() / "outside" / "notes.md", "secret\n");

@@ -17,9 +17,15 @@
 namespace relay_cli {
 
 /// Reports a failed open: a folder that holds no store is exit 2
-/// (store_not_found), like a missing file; the rest as report_error says.
+/// (store_not_found), like a missing file; a damaged log says how to salvage
+/// it; the rest as report_error says.
 inline int report_open_error(const common_options& o, const agentctx::error& e) {
   if (e.code == agentctx::errc::not_found && e.sys_errno == 0) return report(o, e, store_missing_failure);
+  if (e.code == agentctx::errc::corrupt) {
+    agentctx::error hinted = e;
+    hinted.message += " ('relay repair' salvages what survives and keeps the damaged log)";
+    return report_error(o, hinted);
+  }
   return report_error(o, e);
 }
 

@@ -618,6 +618,7 @@ TEST_CASE("relay repair salvages a damaged store and keeps the damaged log; a dr
   damaged[records[1].offset + 40] ^= 0x01;  // pkg_two's record
   cli_test::write_file(f.store + "/relay.log", damaged);
   check_failure(f.run({"verify"}), exit_not_found, "damaged");
+  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo"}), exit_not_found, "'relay repair' salvages");
 
   simdjson::dom::parser parser;
   const run_result dry = f.run({"repair", "--dry-run", "--json"});

@@ -41,6 +41,7 @@
 #include "agentctx/core/quote.hpp"
 #include "agentctx/core/safe_name.hpp"
 #include "agentctx/core/zstd_codec.hpp"
+#include "agentctx/json/dom_members.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/json/f32_array.hpp"
 #include "agentctx/json/json_type.hpp"

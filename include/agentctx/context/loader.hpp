@@ -49,6 +49,7 @@
 #include "agentctx/core/time.hpp"
 #include "agentctx/core/token_estimate.hpp"
 #include "agentctx/io/file_system.hpp"
+#include "agentctx/json/dom_members.hpp"
 
 namespace agentctx::context {
 
@@ -208,12 +209,6 @@ result<jsonl_scan> scan_jsonl_from_end(io::file_system& fs, const std::string& p
   return scan;
 }
 
-inline std::optional<std::string> string_member(simdjson::dom::object object, std::string_view key) {
-  std::string_view text;
-  if (object.at_key(key).get_string().get(text) != simdjson::SUCCESS) return std::nullopt;
-  return std::string(text);
-}
-
 }  // namespace detail
 
 class loader {
@@ -335,9 +330,9 @@ class loader {
     auto scan = detail::scan_jsonl_from_end(*fs_, tier.path, [&](simdjson::dom::object object, std::uint64_t line) {
       log_entry entry;
       entry.line = line;
-      entry.timestamp = detail::string_member(object, "timestamp");
-      entry.session_id = detail::string_member(object, "session_id");
-      entry.summary = detail::string_member(object, "summary");
+      entry.timestamp = json::optional_string(object, "timestamp");
+      entry.session_id = json::optional_string(object, "session_id");
+      entry.summary = json::optional_string(object, "summary");
       bool recent = false;
       if (entry.timestamp) {
         if (auto at = parse_rfc3339_utc_ms(*entry.timestamp)) recent = *at >= since;

@@ -292,7 +292,7 @@ class proposal_book {
     auto scan = detail::scan_jsonl_from_end(*fs_, out.path, [&](simdjson::dom::object object, std::uint64_t) {
       decision_record d;
       const auto member = [&](std::string_view key, std::string& into) {
-        into = detail::string_member(object, key).value_or("");
+        into = json::optional_string(object, key).value_or("");
       };
       member("at", d.at);
       member("proposal_id", d.proposal_id);

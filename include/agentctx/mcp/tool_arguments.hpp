@@ -13,15 +13,14 @@
 #include <string_view>
 #include <vector>
 
+#include "agentctx/json/dom_members.hpp"
 #include "agentctx/mcp/json_schema.hpp"
 
 namespace agentctx::mcp {
 
 /// The string member `key`, or nullopt when it is absent.
 inline std::optional<std::string> string_argument(simdjson::dom::object arguments, std::string_view key) {
-  std::string_view text;
-  if (arguments.at_key(key).get_string().get(text) != simdjson::SUCCESS) return std::nullopt;
-  return std::string(text);
+  return json::optional_string(arguments, key);
 }
 
 /// The integer member `key` (7, 7.0 and 7e0 alike), or nullopt when absent.

@@ -10,6 +10,36 @@
 
 namespace agentctx {
 
+/// The size of the well-formed UTF-8 sequence of two to four bytes that
+/// starts at `p` (a lead byte >= 0x80) and ends before `end`, or 0 when there
+/// is none: no overlong forms, no surrogates (U+D800..U+DFFF), nothing above
+/// U+10FFFF, as RFC 3629 requires.
+inline std::size_t utf8_sequence_size(const char* p, const char* end) noexcept {
+  const auto* s = reinterpret_cast<const unsigned char*>(p);
+  const unsigned char lead = s[0];
+  std::size_t size;
+  unsigned char low = 0x80, high = 0xBF;  // bounds of the second byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    size = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    size = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    size = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (static_cast<std::size_t>(end - p) < size) return 0;
+  if (s[1] < low || s[1] > high) return 0;
+  for (std::size_t k = 2; k < size; ++k) {
+    if ((s[k] & 0xC0) != 0x80) return 0;
+  }
+  return size;
+}
+
 /// Returns the byte index of the first invalid UTF-8 sequence in `text`, or
 /// text.size() when all of it is valid. Rejects overlong forms, surrogates
 /// (U+D800..U+DFFF) and code points above U+10FFFF, as RFC 3629 requires.
@@ -36,26 +66,8 @@ inline std::size_t find_invalid_utf8(std::string_view text) noexcept {
       ++i;
       continue;
     }
-    std::size_t len;
-    unsigned char lo = 0x80, hi = 0xBF;  // bounds of the second byte
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    } else {
-      return i;
-    }
-    if (i + len > n) return i;
-    if (s[i + 1] < lo || s[i + 1] > hi) return i;
-    for (std::size_t k = 2; k < len; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) return i;
-    }
+    const std::size_t len = utf8_sequence_size(text.data() + i, text.data() + n);
+    if (len == 0) return i;
     i += len;
   }
   return n;

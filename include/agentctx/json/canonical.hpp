@@ -54,116 +54,16 @@
 #include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/utf8.hpp"
+#include "agentctx/json/canonical_form.hpp"
+#include "agentctx/json/detail/canonical_text.hpp"
 #include "agentctx/json/value.hpp"
 #include "agentctx/json/writer.hpp"
 
 namespace agentctx::json {
 
-/// Which canonical form to write; see the file comment.
-enum class canonical_form : std::uint8_t {
-  relay,  ///< Agentic Protocol Appendix A: names by UTF-8 bytes, null members omitted
-  jcs,    ///< RFC 8785: names by UTF-16 code units, null members kept
-};
-
-/// Deepest nesting of arrays and objects accepted (simdjson's default).
-inline constexpr unsigned max_nesting_depth = 1024;
-
-/// Longest text write_es_number() produces ("-1.2345678901234567e-308" is 24).
-inline constexpr std::size_t max_es_number_length = 32;
-
-/// Writes `number` as ECMAScript's Number::toString writes it (RFC 8785
-/// section 3.2.2.3) at `out`, which has room for max_es_number_length
-/// characters; returns the end. `number` must be finite.
-inline char* write_es_number(char* out, double number) {
-  if (number == 0) {  // +0 and -0 alike
-    *out++ = '0';
-    return out;
-  }
-  // Whole numbers below 2^53 are their integer digits; that is most numbers
-  // in practice, and cheaper than the shortest-digits search.
-  if (std::fabs(number) < 0x1p53 && number == std::trunc(number)) {
-    return std::to_chars(out, out + max_es_number_length, static_cast<std::int64_t>(number)).ptr;
-  }
-  // The shortest round-trip digits in exponent form, "-d.ddde+XX", rearranged
-  // per Number::toString with k digits and decimal exponent n (value =
-  // 0.digits * 10^n).
-  char text[32];
-  const char* const end = std::to_chars(text, text + sizeof text, number, std::chars_format::scientific).ptr;
-  const char* p = text;
-  if (*p == '-') {
-    *out++ = '-';
-    ++p;
-  }
-  char digits[20];
-  int k = 0;
-  digits[k++] = *p++;
-  if (*p == '.') {
-    for (++p; *p != 'e'; ++p) digits[k++] = *p;
-  }
-  ++p;  // 'e'
-  const bool negative_exponent = *p == '-';
-  ++p;  // the exponent's sign
-  int exponent = 0;
-  for (; p < end; ++p) exponent = exponent * 10 + (*p - '0');
-  const int n = (negative_exponent ? -exponent : exponent) + 1;
-  const auto put = [&out](const char* from, int count) {
-    std::memcpy(out, from, static_cast<std::size_t>(count));
-    out += count;
-  };
-  if (k <= n && n <= 21) {  // an integer: digits then zeros
-    put(digits, k);
-    for (int i = k; i < n; ++i) *out++ = '0';
-  } else if (0 < n && n <= 21) {  // a point inside the digits
-    put(digits, n);
-    *out++ = '.';
-    put(digits + n, k - n);
-  } else if (-6 < n && n <= 0) {  // 0.000ddd
-    *out++ = '0';
-    *out++ = '.';
-    for (int i = n; i < 0; ++i) *out++ = '0';
-    put(digits, k);
-  } else {  // d.ddde+XX
-    *out++ = digits[0];
-    if (k > 1) {
-      *out++ = '.';
-      put(digits + 1, k - 1);
-    }
-    *out++ = 'e';
-    *out++ = n - 1 >= 0 ? '+' : '-';
-    out = std::to_chars(out, out + 8, std::abs(n - 1)).ptr;
-  }
-  return out;
-}
-
-/// Appends `number` as write_es_number() writes it.
-inline void append_es_number(std::string& out, double number) {
-  char text[max_es_number_length];
-  out.append(text, static_cast<std::size_t>(write_es_number(text, number) - text));
-}
-
-/// True when member name `a` sorts before `b` in `form`. RFC 8785 compares
-/// UTF-16 code units; UTF-8 bytes give the same order except that characters
-/// U+E000..U+FFFF (lead bytes 0xEE, 0xEF) come after the supplementary
-/// characters (lead bytes 0xF0..0xF4, surrogate pairs in UTF-16).
-inline bool name_less(std::string_view a, std::string_view b, canonical_form form) noexcept {
-  if (form == canonical_form::relay) return a < b;
-  const std::size_t common = std::min(a.size(), b.size());
-  const auto [ia, ib] = std::mismatch(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(common), b.begin());
-  if (ia == a.begin() + static_cast<std::ptrdiff_t>(common)) return a.size() < b.size();
-  const auto rank = [](char c) -> unsigned {
-    const auto byte = static_cast<unsigned char>(c);
-    return byte == 0xEE || byte == 0xEF ? byte + 0x10u : byte;
-  };
-  return rank(*ia) < rank(*ib);
-}
-
 namespace detail {
 
-inline constexpr const char* too_deep_message = "arrays and objects nest deeper than 1024 levels";
-static_assert(max_nesting_depth == 1024, "too_deep_message names the limit");
-
-// How the canonical writer reads a node: a simdjson DOM element (already
-// validated by simdjson) or a json::value (checked as it is written).
+// How canonicalizer::to_value reads a simdjson DOM element.
 inline value::kind kind_of(simdjson::dom::element node) noexcept {
   switch (node.type()) {
     case simdjson::dom::element_type::ARRAY: return value::kind::array;
@@ -177,13 +77,10 @@ inline value::kind kind_of(simdjson::dom::element node) noexcept {
   }
   return value::kind::null;
 }
-inline value::kind kind_of(const value* node) noexcept { return node->type(); }
 
 inline bool bool_of(simdjson::dom::element node) noexcept { return node.get_bool().value_unsafe(); }
-inline bool bool_of(const value* node) noexcept { return node->as_bool(); }
 
 inline std::string_view string_of(simdjson::dom::element node) noexcept { return node.get_string().value_unsafe(); }
-inline std::string_view string_of(const value* node) noexcept { return node->as_string(); }
 
 inline double number_of(simdjson::dom::element node) noexcept {
   switch (node.type()) {
@@ -191,28 +88,6 @@ inline double number_of(simdjson::dom::element node) noexcept {
     case simdjson::dom::element_type::UINT64: return static_cast<double>(node.get_uint64().value_unsafe());
     default: return node.get_double().value_unsafe();
   }
-}
-inline double number_of(const value* node) noexcept { return node->as_number(); }
-
-template <class F>
-void for_each_element(simdjson::dom::element node, F&& f) {
-  simdjson::dom::array items;
-  if (node.get_array().get(items) != simdjson::SUCCESS) return;
-  for (simdjson::dom::element item : items) f(item);
-}
-template <class F>
-void for_each_element(const value* node, F&& f) {
-  for (const value& item : node->as_array()) f(&item);
-}
-template <class F>
-void for_each_member(simdjson::dom::element node, F&& f) {
-  simdjson::dom::object members;
-  if (node.get_object().get(members) != simdjson::SUCCESS) return;
-  for (simdjson::dom::key_value_pair member : members) f(member.key, member.value);
-}
-template <class F>
-void for_each_member(const value* node, F&& f) {
-  for (const value::member& member : node->as_object()) f(std::string_view(member.first), &member.second);
 }
 
 // Index (0..7) of the first byte of `word` (bytes in memory order, loaded
@@ -237,7 +112,6 @@ constexpr std::size_t escaped_room(std::size_t size) noexcept { return 6 * size 
 // which has escaped_room(text.size()) bytes; returns the end. Plain bytes are
 // copied eight at a time.
 inline char* write_escaped(char* out, std::string_view text) noexcept {
-  static constexpr char hex_digits[] = "0123456789abcdef";
   const char* s = text.data();
   const std::size_t size = text.size();
   std::size_t i = 0;
@@ -267,26 +141,7 @@ inline char* write_escaped(char* out, std::string_view text) noexcept {
       if (plain == 8) continue;
     }
     const auto c = static_cast<unsigned char>(s[i++]);
-    if (c >= 0x20 && c != '"' && c != '\\') {
-      *out++ = static_cast<char>(c);
-      continue;
-    }
-    *out++ = '\\';
-    switch (c) {
-      case '"': *out++ = '"'; break;
-      case '\\': *out++ = '\\'; break;
-      case '\b': *out++ = 'b'; break;
-      case '\f': *out++ = 'f'; break;
-      case '\n': *out++ = 'n'; break;
-      case '\r': *out++ = 'r'; break;
-      case '\t': *out++ = 't'; break;
-      default:
-        *out++ = 'u';
-        *out++ = '0';
-        *out++ = '0';
-        *out++ = hex_digits[c >> 4];
-        *out++ = hex_digits[c & 0x0F];
-    }
+    out = write_canonical_ascii(out, c);  // non-ASCII bytes are copied as they are
   }
   *out++ = '"';
   return out;
@@ -329,63 +184,39 @@ class output_buffer {
   char* end_;
 };
 
-// A member of an object being written, with its sort key's first 8 bytes
-// (big-endian, zero-padded; in RFC 8785 form with the lead bytes 0xEE and
-// 0xEF raised to 0xFE and 0xFF, values UTF-8 never uses, so that byte order
-// is UTF-16 order) to settle most comparisons without memcmp.
-template <class Node>
-struct member_entry {
-  std::uint64_t prefix;
-  std::string_view name;
-  Node value;
-};
-
-inline std::uint64_t name_prefix(std::string_view name, canonical_form form) noexcept {
-  std::uint64_t prefix = 0;
-  const std::size_t n = std::min<std::size_t>(name.size(), 8);
-  for (std::size_t i = 0; i < n; ++i) {
-    auto byte = static_cast<unsigned char>(name[i]);
-    if (form == canonical_form::jcs && (byte == 0xEE || byte == 0xEF)) byte = static_cast<unsigned char>(byte + 0x10);
-    prefix |= std::uint64_t{byte} << (56 - 8 * i);
-  }
-  return prefix;
-}
-
-// Writes one node canonically. `scratch` holds the members of the objects
-// being written, innermost last, so one buffer serves every depth. write()
-// returns false on the first problem, which failure() then describes (a bool
-// rather than a result per node keeps the walk cheap).
-template <class Node>
+// Writes a tree canonically, checking what a program may have put in it
+// (text that is not UTF-8, NaN, duplicate names, nesting). `scratch` holds
+// the members of the objects being written, innermost last, so one buffer
+// serves every depth. write() returns false on the first problem, which
+// failure() then describes (a bool rather than a result per node keeps the
+// walk cheap).
 class canonical_writer {
  public:
-  static constexpr bool checks_text = std::is_same_v<Node, const value*>;
+  using member = member_entry<const value*>;
 
-  canonical_writer(output_buffer& out, canonical_form form, std::vector<member_entry<Node>>& scratch)
+  canonical_writer(output_buffer& out, canonical_form form, std::vector<member>& scratch)
       : out_(out), form_(form), scratch_(scratch) {}
 
-  bool write(Node node, unsigned depth) {
-    switch (kind_of(node)) {
+  bool write(const value* node, unsigned depth) {
+    switch (node->type()) {
       case value::kind::null: out_.put("null"); return true;
-      case value::kind::boolean: out_.put(bool_of(node) ? std::string_view("true") : std::string_view("false")); return true;
+      case value::kind::boolean: out_.put(node->as_bool() ? std::string_view("true") : std::string_view("false")); return true;
       case value::kind::number: {
-        const double number = number_of(node);
+        const double number = node->as_number();
         if (!std::isfinite(number)) return fail(errc::invalid_value, "a number is NaN or infinite, which JSON cannot express");
         out_.advance_to(write_es_number(out_.room(max_es_number_length), number));
         return true;
       }
-      case value::kind::string: return write_string(string_of(node));
+      case value::kind::string: return write_string(node->as_string());
       case value::kind::array: {
         if (depth >= max_nesting_depth) return too_deep();
         out_.put('[');
         bool first = true;
-        bool ok = true;
-        for_each_element(node, [&](Node item) {
-          if (!ok) return;
+        for (const value& item : node->as_array()) {
           if (!first) out_.put(',');
           first = false;
-          ok = write(item, depth + 1);
-        });
-        if (!ok) return false;
+          if (!write(&item, depth + 1)) return false;
+        }
         out_.put(']');
         return true;
       }
@@ -404,28 +235,23 @@ class canonical_writer {
   }
 
   bool write_string(std::string_view text) {
-    if constexpr (checks_text) {
-      if (!is_valid_utf8(text)) return fail(errc::invalid_utf8, "a string is not valid UTF-8");
-    }
+    if (!is_valid_utf8(text)) return fail(errc::invalid_utf8, "a string is not valid UTF-8");
     out_.advance_to(write_escaped(out_.room(escaped_room(text.size())), text));
     return true;
   }
 
-  bool write_object(Node node, unsigned depth) {
+  bool write_object(const value* node, unsigned depth) {
     if (depth >= max_nesting_depth) return too_deep();
     const std::size_t begin = scratch_.size();
     const canonical_form form = form_;
-    for_each_member(node, [&](std::string_view name, Node child) {
-      scratch_.push_back({name_prefix(name, form), name, child});
-    });
+    for (const value::member& m : node->as_object()) {
+      scratch_.push_back({name_prefix(m.first, form), m.first, &m.second});
+    }
     const auto first = scratch_.begin() + static_cast<std::ptrdiff_t>(begin);
-    std::sort(first, scratch_.end(), [form](const member_entry<Node>& a, const member_entry<Node>& b) {
-      if (a.prefix != b.prefix) return a.prefix < b.prefix;
-      return name_less(a.name, b.name, form);
-    });
+    std::sort(first, scratch_.end(), [form](const member& a, const member& b) { return member_less(a, b, form); });
     for (auto it = first; it != scratch_.end() && it + 1 != scratch_.end(); ++it) {
       if (it->name == (it + 1)->name) {
-        std::string message = "duplicate member name " + quote_for_message(it->name, 80);
+        std::string message = duplicate_name_message(it->name);
         scratch_.resize(begin);
         return fail(errc::invalid_value, std::move(message));
       }
@@ -435,10 +261,10 @@ class canonical_writer {
     bool first_written = true;
     for (std::size_t i = begin; ok && i < scratch_.size(); ++i) {
       const std::string_view name = scratch_[i].name;  // copied: the recursion may grow scratch_
-      const Node child = scratch_[i].value;
+      const value* const child = scratch_[i].place;
       // Appendix A leaves null members out (after the duplicate check: a
       // name twice is an error even when both values are null).
-      if (form_ == canonical_form::relay && kind_of(child) == value::kind::null) continue;
+      if (form_ == canonical_form::relay && child->is_null()) continue;
       if (!first_written) out_.put(',');
       first_written = false;
       ok = write_string(name);
@@ -452,13 +278,11 @@ class canonical_writer {
     return ok;
   }
 
-  bool too_deep() {
-    return fail(errc::invalid_value, too_deep_message);
-  }
+  bool too_deep() { return fail(errc::invalid_value, too_deep_message); }
 
   output_buffer& out_;
   canonical_form form_;
-  std::vector<member_entry<Node>>& scratch_;
+  std::vector<member>& scratch_;
   error failure_;
 };
 
@@ -537,32 +361,21 @@ class canonicalizer {
     static_cast<void>(allocated);
   }
 
-  /// The canonical form of one JSON text (any value, not only objects). The
-  /// view is valid until the next call on this object.
+  /// The canonical form of one JSON text (any value, not only objects),
+  /// parsed and written in one pass (detail/canonical_text.hpp). The view is
+  /// valid until the next call on this object. Errors carry the byte offset
+  /// of the problem where there is one.
   result<std::string_view> canonicalize(std::string_view json_text, canonical_form form = canonical_form::relay) {
-    simdjson::dom::element root;
-    if (auto parsed = parse_dom(json_text); !parsed) {
-      return unexpected(std::move(parsed).error());
-    } else {
-      root = *parsed;
-    }
-    return canonicalize(root, form);
-  }
-
-  /// The canonical form of an element of a document parsed by simdjson.
-  result<std::string_view> canonicalize(simdjson::dom::element root, canonical_form form = canonical_form::relay) {
-    dom_scratch_.clear();
-    detail::output_buffer buffer(out_);
-    detail::canonical_writer<simdjson::dom::element> writer(buffer, form, dom_scratch_);
-    if (!writer.write(root, 0)) return unexpected(std::move(writer.failure()));
-    return std::string_view(out_.data(), buffer.used());
+    auto size = text_.run(json_text, form, out_);
+    if (!size) return unexpected(std::move(size).error());
+    return std::string_view(out_.data(), *size);
   }
 
   /// The canonical form of a tree (checked as it is written: see the file comment).
   result<std::string_view> serialize(const value& root, canonical_form form = canonical_form::relay) {
     value_scratch_.clear();
     detail::output_buffer buffer(out_);
-    detail::canonical_writer<const value*> writer(buffer, form, value_scratch_);
+    detail::canonical_writer writer(buffer, form, value_scratch_);
     if (!writer.write(&root, 0)) return unexpected(std::move(writer.failure()));
     return std::string_view(out_.data(), buffer.used());
   }
@@ -640,8 +453,8 @@ class canonicalizer {
   std::string widened_;
   std::string out_;
   std::vector<std::string_view> names_;
-  std::vector<detail::member_entry<simdjson::dom::element>> dom_scratch_;
-  std::vector<detail::member_entry<const value*>> value_scratch_;
+  std::vector<detail::canonical_writer::member> value_scratch_;
+  detail::text_canonicalizer text_;
 };
 
 /// Convenience: the canonical form of JSON text, in a new string.

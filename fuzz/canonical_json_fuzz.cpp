@@ -11,7 +11,9 @@
 //       the canonical text is valid UTF-8 and parses again;
 //       canonicalize(canonical text) succeeds and is byte-identical
 //       (idempotence);
-//       serialize(parse(x)) is byte-identical to canonicalize(x);
+//       serialize(parse(x)) is byte-identical to canonicalize(x) (a
+//       differential test: canonicalize parses the text itself in one pass,
+//       json/detail/canonical_text.hpp, while parse reads it with simdjson);
 //       its objects' members are in the form's order with no name twice,
 //       and the relay form has no member whose value is null;
 //       the jcs text parses to the same tree as x (numbers read back to the

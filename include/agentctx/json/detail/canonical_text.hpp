@@ -19,8 +19,9 @@
 //     canonical already) stay where they are; others are sorted (a sorting
 //     network over 64-bit keys for up to 32 members: no data-dependent
 //     branches) and their text is moved into that order through a scratch
-//     buffer. In the relay form a member whose value is null is written and
-//     then taken back.
+//     buffer (for the outermost object the scratch buffer then becomes the
+//     output: no copy back). In the relay form a member whose value is null
+//     is written and then taken back.
 // The canonical text is never longer than the input except for numbers
 // ("1e20" becomes "100000000000000000000"), so the output buffer is sized
 // from the input once and grown only before a number that needs it. Input is

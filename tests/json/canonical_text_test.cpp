@@ -39,6 +39,13 @@ std::string both_paths(canonicalizer& c, const std::string& text, canonical_form
   return std::string(*direct);
 }
 
+// The message of canonicalize(text)'s refusal; fails the test if it succeeds.
+std::string refusal(canonicalizer& c, const std::string& text) {
+  auto out = c.canonicalize(text);
+  REQUIRE_FALSE(out.has_value());
+  return out.error().message;
+}
+
 std::string name_of(std::size_t i) { return "member_" + std::to_string(i * 7919 % 1000); }
 
 // An object of `count` members whose names are shuffled by `rng`, some
@@ -96,6 +103,33 @@ TEST_CASE("names that share their first bytes are ordered by the whole name") {
   both_paths(c, text, canonical_form::jcs);
 }
 
+TEST_CASE("many names that share their first bytes are sorted in O(n log n), in order") {
+  // One long run of equal sort-key prefixes (and, with 20,000 members, the
+  // index takes 15 bits of the key): ordered by whole names, as the tree path
+  // orders them, without the quadratic insertion sort a run this long would
+  // cost (seconds, found by review).
+  canonicalizer c;
+  std::mt19937_64 rng(42);
+  for (const std::size_t count : {std::size_t{40}, std::size_t{20'000}}) {
+    CAPTURE(count);
+    std::vector<std::size_t> order(count);
+    for (std::size_t i = 0; i < count; ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    std::string text = "{";
+    for (std::size_t i = 0; i < count; ++i) {
+      if (i != 0) text += ',';
+      text += "\"field_" + std::to_string(order[i]) + "\":" + std::to_string(i % 7);
+    }
+    text += "}";
+    for (const canonical_form form : {canonical_form::relay, canonical_form::jcs}) both_paths(c, text, form);
+    // The same names in reverse, with one name twice.
+    std::string twice = "{\"field_7\":0";
+    for (std::size_t i = count; i-- > 0;) twice += ",\"field_" + std::to_string(i) + "\":1";
+    twice += "}";
+    CHECK(refusal(c, twice) == "duplicate member name \"field_7\"");
+  }
+}
+
 TEST_CASE("names with escapes are ordered by their decoded bytes") {
   canonicalizer c;
   // '"' (0x22) sorts between '!' and '#', though its canonical text starts
@@ -103,7 +137,7 @@ TEST_CASE("names with escapes are ordered by their decoded bytes") {
   CHECK(both_paths(c, R"({"a#":3,"a\"":2,"a!":1,"\u0062":4})", canonical_form::relay) ==
         R"({"a!":1,"a\"":2,"a#":3,"b":4})");
   // Decoded names that tie with plain ones are duplicates.
-  CHECK(c.canonicalize(R"({"ab":1,"a\u0062":2})").error().message == "duplicate member name \"ab\"");
+  CHECK(refusal(c, R"({"ab":1,"a\u0062":2})") == "duplicate member name \"ab\"");
   // Supplementary characters against U+E000..U+FFFF: the forms disagree.
   const std::string text = R"({"\uffff":1,"\ud83d\ude00":2,"\ue000x":3})";
   CHECK(both_paths(c, text, canonical_form::relay) == "{\"\xEE\x80\x80x\":3,\"\xEF\xBF\xBF\":1,\"\xF0\x9F\x98\x80\":2}");
@@ -164,6 +198,17 @@ TEST_CASE("numbers: their own digits when 15 or fewer, the shortest round trip o
     CHECK(*out == std::string("[") + s.canonical + "]");
     both_paths(c, text, canonical_form::relay);
   }
+  // Numbers of more than a million digits: whether one is too large (an
+  // error) or too small (zero) is not decided by a capped exponent (found by
+  // review: 10^99999 came out as 0).
+  const std::string huge = "[0." + std::string(1'500'000, '0') + "1e1600000]";
+  auto too_large = c.canonicalize(huge);
+  REQUIRE_FALSE(too_large.has_value());
+  CHECK(too_large.error().message.find("beyond the range") != std::string::npos);
+  const std::string tiny = "[1" + std::string(1'000'001, '0') + "e-1001100]";
+  auto too_small = c.canonicalize(tiny);
+  REQUIRE_MESSAGE(too_small.has_value(), too_small.error().describe());
+  CHECK(*too_small == "[0]");
   // Every short decimal agrees with the tree path, which goes through
   // simdjson's number parser and the shortest-digits search.
   std::mt19937_64 rng(7);
@@ -225,6 +270,22 @@ TEST_CASE("one canonicalizer reused: the output buffer swapped by a reordered ro
   }
 }
 
+TEST_CASE("a canonicalizer's own last result can be canonicalized again") {
+  canonicalizer c;
+  const std::string docs[] = {R"({"b":[1e20,{"d":1,"c":2}],"a":"x"})", R"([{"b":1,"a":2},3])",
+                              "{\"z\":\"" + std::string(5000, 'q') + "\",\"y\":1e20}"};
+  for (const std::string& doc : docs) {
+    for (const canonical_form form : {canonical_form::relay, canonical_form::jcs}) {
+      auto once = c.canonicalize(doc, form);
+      REQUIRE(once.has_value());
+      const std::string expected(*once);
+      auto again = c.canonicalize(*once, form);  // the input is the buffer this call writes
+      REQUIRE(again.has_value());
+      CHECK(*again == expected);
+    }
+  }
+}
+
 TEST_CASE("errors of the text path name the problem and the byte where it is") {
   struct bad {
     const char* text;
@@ -263,13 +324,13 @@ TEST_CASE("errors of the text path name the problem and the byte where it is") {
     CHECK(out.error().message.find(b.words) != std::string::npos);
     CHECK_FALSE(c.parse(b.text).has_value());
   }
-  CHECK(c.canonicalize("   ").error().message.find("only white space") != std::string::npos);
+  CHECK(refusal(c, "   ").find("only white space") != std::string::npos);
   // A duplicate found by the sort, in a large object and behind a tie.
   std::string large = "{";
   for (int i = 0; i < 100; ++i) large += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
   large += "\"k42\":0}";
-  CHECK(c.canonicalize(large).error().message == "duplicate member name \"k42\"");
-  CHECK(c.canonicalize(R"({"package_id":1,"package_type":2,"package_id":3})").error().message ==
+  CHECK(refusal(c, large) == "duplicate member name \"k42\"");
+  CHECK(refusal(c, R"({"package_id":1,"package_type":2,"package_id":3})") ==
         "duplicate member name \"package_id\"");
 }
 

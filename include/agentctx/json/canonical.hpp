@@ -43,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -366,6 +367,13 @@ class canonicalizer {
   /// valid until the next call on this object. Errors carry the byte offset
   /// of the problem where there is one.
   result<std::string_view> canonicalize(std::string_view json_text, canonical_form form = canonical_form::relay) {
+    // The text may be the view the last call returned (canonicalizing a
+    // result again): copied first, since this call rewrites that buffer.
+    if (!json_text.empty() && !out_.empty() && std::less_equal<const char*>()(out_.data(), json_text.data()) &&
+        std::less<const char*>()(json_text.data(), out_.data() + out_.size())) {
+      own_input_.assign(json_text);
+      json_text = own_input_;
+    }
     auto size = text_.run(json_text, form, out_);
     if (!size) return unexpected(std::move(size).error());
     return std::string_view(out_.data(), *size);
@@ -454,6 +462,7 @@ class canonicalizer {
   std::string out_;
   std::vector<std::string_view> names_;
   std::vector<detail::canonical_writer::member> value_scratch_;
+  std::string own_input_;  // a copy of a text that was this object's own output
   detail::text_canonicalizer text_;
 };
 

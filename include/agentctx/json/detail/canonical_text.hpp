@@ -443,21 +443,29 @@ class text_canonicalizer {
     } else {
       std::sort(keys, keys + count);
     }
-    // Runs of equal prefix parts: their whole names decide (insertion sort;
-    // such runs are short), and two equal names are an error.
+    // Runs of equal prefix parts: their whole names decide, and two equal
+    // names are an error. Runs are usually short (insertion sort), but the
+    // text decides how long they are (names that share their first bytes),
+    // so a long run is sorted in O(n log n).
     const canonical_form form = form_;
+    const auto by_name = [members, index_mask, form](std::uint64_t a, std::uint64_t b) {
+      return name_less(members[a & index_mask].name, members[b & index_mask].name, form);
+    };
     for (std::size_t k = 0; k < count;) {
       std::size_t run_end = k + 1;
       while (run_end < count && ((keys[run_end] ^ keys[k]) & ~index_mask) == 0) ++run_end;
-      for (std::size_t r = k + 1; r < run_end; ++r) {
-        const std::uint64_t key = keys[r];
-        const std::string_view name = members[key & index_mask].name;
-        std::size_t at = r;
-        while (at > k && name_less(name, members[keys[at - 1] & index_mask].name, form)) {
-          keys[at] = keys[at - 1];
-          --at;
+      if (run_end - k > 16) {
+        std::sort(keys + k, keys + run_end, by_name);
+      } else {
+        for (std::size_t r = k + 1; r < run_end; ++r) {
+          const std::uint64_t key = keys[r];
+          std::size_t at = r;
+          while (at > k && by_name(key, keys[at - 1])) {
+            keys[at] = keys[at - 1];
+            --at;
+          }
+          keys[at] = key;
         }
-        keys[at] = key;
       }
       for (std::size_t r = k + 1; r < run_end; ++r) {
         const std::string_view name = members[keys[r] & index_mask].name;
@@ -703,7 +711,7 @@ class text_canonicalizer {
     const auto integer_digits = static_cast<std::size_t>(p - integer);
     const char* fraction = p;
     std::size_t fraction_digits = 0;
-    long exponent = 0;
+    std::int64_t exponent = 0;
     bool plain_integer = true;
     if (p != end && *p == '.') {
       ++p;
@@ -718,7 +726,9 @@ class text_canonicalizer {
       const bool negative_exponent = p != end && *p == '-';
       if (p != end && (*p == '+' || *p == '-')) ++p;
       if (p == end || !is_digit(*p)) return fail(start, "a number is malformed (no digit in the exponent)");
-      for (; p != end && is_digit(*p); ++p) exponent = std::min<long>(exponent * 10 + (*p - '0'), 1'000'000);
+      // Saturated far above any count of digits a text can hold, so that
+      // exponent + digits below never changes sign by the cap.
+      for (; p != end && is_digit(*p); ++p) exponent = std::min<std::int64_t>(exponent * 10 + (*p - '0'), std::int64_t{1} << 50);
       if (negative_exponent) exponent = -exponent;
       plain_integer = false;
     }
@@ -758,7 +768,7 @@ class text_canonicalizer {
       }
       int last = total;
       while (mantissa[last - 1] == '0') --last;
-      const long n = static_cast<long>(integer_digits) - lead + exponent;  // value = 0.digits * 10^n
+      const std::int64_t n = static_cast<std::int64_t>(integer_digits) - lead + exponent;  // value = 0.digits * 10^n
       if (last - lead <= 15 && n > -300 && n < 300) {
         c.out = write_es_digits(c.out, negative, mantissa + lead, last - lead, static_cast<int>(n));
         return {p, c.out};
@@ -769,13 +779,13 @@ class text_canonicalizer {
     if (parsed.ec == std::errc::result_out_of_range) {
       // Too large, or too small (zero, as JSON.parse reads it): the decimal
       // exponent of the first significant digit tells which.
-      long magnitude = exponent;
+      std::int64_t magnitude = exponent;
       if (*integer != '0') {
-        magnitude += static_cast<long>(integer_digits);
+        magnitude += static_cast<std::int64_t>(integer_digits);
       } else {
         std::size_t zeros = 0;
         while (zeros < fraction_digits && fraction[zeros] == '0') ++zeros;
-        magnitude -= static_cast<long>(zeros);
+        magnitude -= static_cast<std::int64_t>(zeros);
       }
       if (magnitude > 0) return fail(start, "a number is beyond the range of a double");
       number = 0;

@@ -10,12 +10,14 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "agentctx/core/utf8.hpp"
+#include "agentctx/json/detail/canonical_text.hpp"
 
 namespace json_canonical_text_test {
 
@@ -224,6 +226,61 @@ TEST_CASE("numbers: their own digits when 15 or fewer, the shortest round trip o
   both_paths(c, many, canonical_form::relay);
 }
 
+TEST_CASE("runs of digits of every length, measured by blocks or byte by byte") {
+  // Digit runs are measured sixteen bytes at a time where sixteen bytes
+  // remain: runs of 1..40 digits in the integer part and in the fraction,
+  // followed by every byte that may end a number, with the text ending right
+  // after the number or sixteen bytes and more later.
+  canonicalizer c;
+  for (std::size_t length = 1; length <= 40; ++length) {
+    std::string digits;
+    for (std::size_t i = 0; i < length; ++i) digits += static_cast<char>('1' + i % 9);
+    for (const std::string& number : {digits, "-" + digits, "0." + digits, digits + "." + digits,
+                                      digits + "e-7", "-" + digits + "." + digits + "E+2"}) {
+      for (const char* after : {"]", " ]", "\n]", "\t]", ",0]", "]" "                  "}) {
+        const std::string text = "[" + number + after;
+        CAPTURE(text);
+        both_paths(c, text, canonical_form::relay);
+      }
+    }
+    // What may not follow a number, at every distance from the end.
+    for (const char* bad : {"x]", ".]", ".e1]", "e]", "\xC3\xA9]", "0]"}) {
+      const std::string text = "[" + (length > 1 ? "1" + digits.substr(1) : std::string("0")) + bad +
+                               std::string(length % 20, ' ');
+      CAPTURE(text);
+      if (std::string(bad) == "0]" && length > 1) continue;  // "1230" is a number
+      CHECK_FALSE(c.canonicalize(text).has_value());
+    }
+  }
+}
+
+TEST_CASE("the sorting networks sort every count of keys from 2 to 32") {
+  // By the 0-1 principle a comparator network sorts every input when it
+  // sorts every input of zeros and ones: all of them up to 20 keys; above,
+  // random keys with many ties.
+  std::uint64_t keys[32];
+  for (std::size_t count = 2; count <= 32; ++count) {
+    CAPTURE(count);
+    if (count <= 20) {
+      std::uint64_t unsorted = 0;
+      for (std::uint64_t bits = 0; bits < (std::uint64_t{1} << count); ++bits) {
+        for (std::size_t i = 0; i < count; ++i) keys[i] = (bits >> i) & 1;
+        json::detail::sort_small(keys, count);
+        unsorted += std::is_sorted(keys, keys + count) ? 0 : 1;
+      }
+      CHECK(unsorted == 0);
+    }
+    std::mt19937_64 rng(count);
+    for (int trial = 0; trial < 2000; ++trial) {
+      std::vector<std::uint64_t> expected(count);
+      for (std::size_t i = 0; i < count; ++i) expected[i] = keys[i] = trial % 2 ? rng() : rng() % 4 << 62;
+      json::detail::sort_small(keys, count);
+      std::sort(expected.begin(), expected.end());
+      REQUIRE(std::equal(expected.begin(), expected.end(), keys));
+    }
+  }
+}
+
 TEST_CASE("white space of every kind and length, and texts too short for block loads") {
   canonicalizer c;
   const std::string spaces(40, ' ');
@@ -302,7 +359,9 @@ TEST_CASE("errors of the text path name the problem and the byte where it is") {
       {"[tru]", errc::invalid_value, 1, "expected a value"},
       {"[\"a\\x\"]", errc::invalid_value, 3, "bad escape"},
       {"[\"\\u12\"]", errc::invalid_value, 2, "four hex digits"},
-      {"[\"ok\", \"\\udc00\"]", errc::invalid_value, 8, "lone surrogate"},
+      {"[\"ok\", \"\\udc00\"]", errc::invalid_value, 8, "lone surrogate (\\udc00 is not preceded by a high"},
+      {"[\"\\uD83Dx\"]", errc::invalid_value, 2, "lone surrogate (\\ud83d is not followed by a low"},
+      {"[\"\\udbff\\u0041\"]", errc::invalid_value, 2, "lone surrogate (\\udbff is not followed"},
       {"[\"a\tb\"]", errc::invalid_value, 3, "control character"},
       {"[-]", errc::invalid_value, 1, "number is malformed"},
       {"[1.]", errc::invalid_value, 1, "no digit after the point"},

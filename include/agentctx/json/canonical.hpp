@@ -338,7 +338,8 @@ inline error parse_failure(simdjson::error_code code) {
   switch (code) {
     case simdjson::UTF8_ERROR: return make_error(errc::invalid_utf8, "the text is not valid UTF-8");
     case simdjson::STRING_ERROR:
-      return make_error(errc::invalid_value, "a string has a bad escape or a lone surrogate (\\ud800 without its pair)");
+      return make_error(errc::invalid_value,
+                        "a string has a bad escape or a lone surrogate (a \\ud800..\\udfff escape without its pair)");
     case simdjson::NUMBER_ERROR:
       return make_error(errc::invalid_value, "a number is malformed or beyond the range of a double");
     case simdjson::DEPTH_ERROR:

@@ -72,6 +72,12 @@ inline unsigned string_stop_mask(byte_block b) noexcept {
 inline unsigned non_space_mask(byte_block b) noexcept {
   return static_cast<unsigned>(~_mm_movemask_epi8(_mm_cmpeq_epi8(b, _mm_set1_epi8(' ')))) & 0xFFFFu;
 }
+// Bit i set where byte i is an ASCII digit.
+inline unsigned digit_mask(byte_block b) noexcept {
+  // Signed compares: bytes of 0x80 and above are negative, below '0'.
+  return static_cast<unsigned>(_mm_movemask_epi8(
+      _mm_and_si128(_mm_cmpgt_epi8(b, _mm_set1_epi8('0' - 1)), _mm_cmplt_epi8(b, _mm_set1_epi8('9' + 1)))));
+}
 // Bit i set where byte i is not JSON white space (space, \n, \r, \t).
 inline unsigned non_whitespace_mask(byte_block b) noexcept {
   const __m128i space =
@@ -100,6 +106,11 @@ inline unsigned string_stop_mask(const byte_block& b) noexcept {
 inline unsigned non_space_mask(const byte_block& b) noexcept {
   unsigned mask = 0;
   for (unsigned i = 0; i < 16; ++i) mask |= (b.bytes[i] != ' ' ? 1u : 0u) << i;
+  return mask;
+}
+inline unsigned digit_mask(const byte_block& b) noexcept {
+  unsigned mask = 0;
+  for (unsigned i = 0; i < 16; ++i) mask |= (b.bytes[i] >= '0' && b.bytes[i] <= '9' ? 1u : 0u) << i;
   return mask;
 }
 inline unsigned non_whitespace_mask(const byte_block& b) noexcept {
@@ -143,21 +154,55 @@ inline void compare_exchange(std::uint64_t& a, std::uint64_t& b) noexcept {
   b = high;
 }
 
-template <unsigned Log2, std::size_t... I>
+// The comparators of Batcher's network for the next power of two at or
+// above `count` that touch only positions below `count`. The others are no-
+// ops when the positions from `count` up hold keys above every real key, as
+// they would (a comparator with one such key leaves both where they are), so
+// these sort `count` keys by themselves: 22 keys take 119 comparators, not the
+// 191 of the 32-key network.
+template <std::size_t Count>
+constexpr std::size_t pruned_network_size() {
+  constexpr auto network = odd_even_merge_network<std::bit_width(Count - 1)>();
+  std::size_t size = 0;
+  for (const auto& pair : network) size += pair.second < Count ? 1 : 0;
+  return size;
+}
+
+template <std::size_t Count>
+constexpr auto pruned_network() {
+  constexpr auto network = odd_even_merge_network<std::bit_width(Count - 1)>();
+  std::array<std::pair<std::uint8_t, std::uint8_t>, pruned_network_size<Count>()> pairs{};
+  std::size_t at = 0;
+  for (const auto& pair : network) {
+    if (pair.second < Count) pairs[at++] = pair;
+  }
+  return pairs;
+}
+
+template <std::size_t Count, std::size_t... I>
 inline void sort_with_network(std::uint64_t* keys, std::index_sequence<I...>) noexcept {
-  static constexpr auto network = odd_even_merge_network<Log2>();
+  static constexpr auto network = pruned_network<Count>();
   // Unrolled, with the keys in locals, so that the compiler can keep them in
   // registers instead of storing and reloading each one per comparator.
-  std::uint64_t k[std::size_t{1} << Log2];
+  std::uint64_t k[Count];
   std::memcpy(k, keys, sizeof k);
   (compare_exchange(k[network[I].first], k[network[I].second]), ...);
   std::memcpy(keys, k, sizeof k);
 }
 
-/// Sorts 2^Log2 keys with Batcher's network.
-template <unsigned Log2>
+/// Sorts `Count` keys (2..32) with a sorting network.
+template <std::size_t Count>
 inline void sort_with_network(std::uint64_t* keys) noexcept {
-  sort_with_network<Log2>(keys, std::make_index_sequence<odd_even_merge_network<Log2>().size()>());
+  sort_with_network<Count>(keys, std::make_index_sequence<pruned_network_size<Count>()>());
+}
+
+/// Sorts `count` keys (2..32) with the network for that count.
+inline void sort_small(std::uint64_t* keys, std::size_t count) noexcept {
+  using sorter = void (*)(std::uint64_t*) noexcept;
+  static constexpr auto sorters = []<std::size_t... C>(std::index_sequence<C...>) {
+    return std::array<sorter, sizeof...(C)>{&sort_with_network<C + 2>...};
+  }(std::make_index_sequence<31>());
+  sorters[count - 2](keys);
 }
 
 // ---- the canonicalizer -----------------------------------------------------------------
@@ -235,6 +280,18 @@ class text_canonicalizer {
   }
 
   static bool is_digit(char c) noexcept { return static_cast<unsigned char>(c - '0') < 10; }
+
+  // The end of the run of digits starting at `p`: runs shorter than sixteen
+  // (nearly all) are measured from one block, without a branch per digit.
+  const char* digits_end(const char* p) const noexcept {
+    if (end_ - p >= 16) {
+      const unsigned run = static_cast<unsigned>(std::countr_zero(~digit_mask(load_block(p))));
+      if (run < 16) return p + run;
+      p += 16;
+    }
+    while (p != end_ && is_digit(*p)) ++p;
+    return p;
+  }
   static bool above_space(char c) noexcept { return static_cast<unsigned char>(c) > ' '; }
 
   // ---- white space
@@ -425,21 +482,11 @@ class text_canonicalizer {
       return nullptr;
     }
     const std::uint64_t index_mask = (std::uint64_t{1} << index_bits) - 1;
-    const std::size_t padded = std::bit_ceil(count);
-    if (keys_.size() < padded) keys_.resize(std::max(padded, keys_.size() * 2));
+    if (keys_.size() < count) keys_.resize(std::max(count, keys_.size() * 2));
     std::uint64_t* const keys = keys_.data();
     for (std::size_t k = 0; k < count; ++k) keys[k] = (members[k].prefix & ~index_mask) | k;
-    if (padded <= 32) {
-      // No real key is all ones (UTF-8 never starts a name with 0xFF...).
-      std::fill(keys + count, keys + padded, ~std::uint64_t{0});
-      switch (padded) {
-        case 1: break;
-        case 2: sort_with_network<1>(keys); break;
-        case 4: sort_with_network<2>(keys); break;
-        case 8: sort_with_network<3>(keys); break;
-        case 16: sort_with_network<4>(keys); break;
-        default: sort_with_network<5>(keys); break;
-      }
+    if (count <= 32) {
+      sort_small(keys, count);  // count >= 2: an object of one member is in order
     } else {
       std::sort(keys, keys + count);
     }
@@ -490,12 +537,20 @@ class text_canonicalizer {
       written = true;
       // Sixteen bytes at a time, past the member's end: the output has
       // slack beyond its cursor, scratch_ beyond the object's size. Most
-      // members are done by the first two blocks.
+      // members are done by the first four blocks, copied whatever the
+      // member's length, so that the loop's exit is a branch only for
+      // the longer ones.
       const char* from = base_ + place.begin;
       const std::size_t bytes = place.end - place.begin;
-      store_block(out, load_block(from));
-      store_block(out + 16, load_block(from + 16));
-      for (std::size_t done = 32; done < bytes; done += 16) store_block(out + done, load_block(from + done));
+      const byte_block b0 = load_block(from);
+      const byte_block b1 = load_block(from + 16);
+      const byte_block b2 = load_block(from + 32);
+      const byte_block b3 = load_block(from + 48);
+      store_block(out, b0);
+      store_block(out + 16, b1);
+      store_block(out + 32, b2);
+      store_block(out + 48, b3);
+      if (bytes > 64) std::memcpy(out + 64, from + 64, bytes - 64);
       out += bytes;
     }
     if (root) {
@@ -608,6 +663,19 @@ class text_canonicalizer {
     }
   }
 
+  // A surrogate escape at `at` (of `unit`) without its pair.
+  [[gnu::cold, gnu::noinline]] cursor fail_surrogate(const char* at, int unit) {
+    char hex[5];
+    for (int k = 0; k < 4; ++k) hex[k] = "0123456789abcdef"[(unit >> (12 - 4 * k)) & 0xF];
+    hex[4] = '\0';
+    std::string message = "a string has a lone surrogate (\\u";
+    message += hex;
+    message += unit <= 0xDBFF ? " is not followed by a low surrogate \\udc00..\\udfff)"
+                              : " is not preceded by a high surrogate \\ud800..\\udbff)";
+    failure_ = make_error(errc::invalid_value, std::move(message), {}, static_cast<std::uint64_t>(at - begin_));
+    return {nullptr, nullptr};
+  }
+
   [[gnu::cold, gnu::noinline]] cursor fail_utf8(const char* at) {
     failure_ = make_error(errc::invalid_utf8, "the text is not valid UTF-8", {}, static_cast<std::uint64_t>(at - begin_));
     return {nullptr, nullptr};
@@ -665,7 +733,7 @@ class text_canonicalizer {
     auto code_point = static_cast<std::uint32_t>(unit);
     if (unit >= 0xD800 && unit <= 0xDFFF) {
       const int low = unit <= 0xDBFF && end_ - in >= 12 && in[6] == '\\' && in[7] == 'u' ? hex4(in + 8) : -1;
-      if (low < 0xDC00 || low > 0xDFFF) return fail(in, "a string has a lone surrogate (\\ud800 without its pair)");
+      if (low < 0xDC00 || low > 0xDFFF) return fail_surrogate(in, unit);
       code_point = 0x10000 + ((code_point - 0xD800) << 10) + (static_cast<std::uint32_t>(low) - 0xDC00);
       in += 12;
     } else {
@@ -703,11 +771,7 @@ class text_canonicalizer {
     if (negative) ++p;
     const char* const integer = p;
     if (p == end || !is_digit(*p)) return fail(start, "a number is malformed");
-    if (*p == '0') {
-      ++p;
-    } else {
-      while (p != end && is_digit(*p)) ++p;
-    }
+    p = *p == '0' ? p + 1 : digits_end(p);
     const auto integer_digits = static_cast<std::size_t>(p - integer);
     const char* fraction = p;
     std::size_t fraction_digits = 0;
@@ -716,7 +780,7 @@ class text_canonicalizer {
     if (p != end && *p == '.') {
       ++p;
       fraction = p;
-      while (p != end && is_digit(*p)) ++p;
+      p = digits_end(p);
       fraction_digits = static_cast<std::size_t>(p - fraction);
       if (fraction_digits == 0) return fail(start, "a number is malformed (no digit after the point)");
       plain_integer = false;

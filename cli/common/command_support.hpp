@@ -29,18 +29,29 @@ enum exit_code : int {
   exit_usage = 2,    ///< bad arguments, or an I/O error (missing file, permission)
 };
 
-/// Accepts a whole number of at least 1 (a count or a size). CLI::PositiveNumber
-/// would accept 0.5 and, on 0, quote the largest double in its message.
-inline const CLI::Validator positive_count(
-    [](std::string& text) -> std::string {
-      std::uint64_t value = 0;
-      const auto [end, problem] = std::from_chars(text.data(), text.data() + text.size(), value);
-      if (problem != std::errc{} || end != text.data() + text.size() || value == 0) {
-        return "must be a whole number of at least 1, not '" + text + "'";
-      }
-      return {};
-    },
-    "POSITIVE", "positive_count");
+/// Accepts a whole number from 1 to `max` (a count or a size), with a message
+/// that says so: CLI::PositiveNumber would accept 0.5 and, on 0, quote the
+/// largest double, and a value beyond the option's type would be only "Could
+/// not convert".
+inline CLI::Validator positive_count_at_most(std::uint64_t max) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const auto [end, problem] = std::from_chars(text.data(), text.data() + text.size(), value);
+        const bool whole = end == text.data() + text.size() && text.find_first_not_of("0123456789") == std::string::npos;
+        if (whole && !text.empty() && (problem == std::errc::result_out_of_range || value > max)) {
+          return "must be at most " + std::to_string(max) + ", not '" + text + "'";
+        }
+        if (problem != std::errc{} || !whole || value == 0) {
+          return "must be a whole number of at least 1, not '" + text + "'";
+        }
+        return {};
+      },
+      "POSITIVE", "positive_count");
+}
+
+/// Accepts a whole number of at least 1 that fits in 64 bits.
+inline const CLI::Validator positive_count = positive_count_at_most(UINT64_MAX);
 
 /// "1 chunk", "3 chunks": a count with its noun, in the plural unless 1.
 inline std::string count_of(std::uint64_t n, std::string_view noun) {
@@ -72,11 +83,28 @@ inline int usage_error(std::string_view program, const std::string& message) {
   return exit_usage;
 }
 
+/// "agentsdb", or "relay project show": the program and the subcommands the
+/// command line named, as far as the parse got.
+inline std::string command_path(const CLI::App& app, std::string_view program) {
+  std::string path(program);
+  for (const CLI::App* at = &app;;) {
+    const std::vector<const CLI::App*> named = at->get_subcommands([](const CLI::App* sub) { return sub->parsed(); });
+    if (named.empty()) return path;
+    at = named.front();
+    path += " " + at->get_name();
+  }
+}
+
+/// Reports an argument error: given its one-line message, prints it (and
+/// whatever else the tool prints for it) and returns the exit code.
+using usage_reporter = std::function<int(const std::string& message)>;
+
 /// Parses the command line and runs the subcommand it names. Argument errors
-/// become one line, "<program>: MESSAGE (run '<program> --help' for usage)",
-/// and exit_usage; --help and --version print and return 0.
+/// become one line, "<program>: MESSAGE (run '<program> <command> --help' for
+/// usage)", and exit_usage (or whatever `report_usage`, when given, makes of
+/// that line's message); --help and --version print and return 0.
 inline int run_command_line(CLI::App& app, const command_table& table, int argc, char** argv,
-                            std::string_view program) {
+                            std::string_view program, const usage_reporter& report_usage = {}) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -92,7 +120,9 @@ inline int run_command_line(CLI::App& app, const command_table& table, int argc,
     for (char& c : message) {
       if (c == '\n') c = ' ';
     }
-    std::cerr << program << ": " << message << " (run '" << program << " --help' for usage)\n";
+    message += " (run '" + command_path(app, program) + " --help' for usage)";
+    if (report_usage) return report_usage(message);
+    std::cerr << program << ": " << message << '\n';
     return exit_usage;
   }
   for (const auto& [sub, run] : table.entries) {

@@ -17,5 +17,5 @@ int main(int argc, char** argv) {
   relay_cli::add_deposit_options(app, options);
   relay_cli::command_table table;
   table.add(&app, [&options] { return relay_cli::run_deposit(options); });
-  return agentctx_cli::run_command_line(app, table, argc, argv, options.program);
+  return relay_cli::run_relay_command_line(app, table, argc, argv, options.program);
 }

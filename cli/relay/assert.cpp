@@ -4,6 +4,7 @@
 //   relay assert --project proj_demo --subject longmemeval_s --predicate recall_any_at_5 --value 97.0
 //   relay assert ... --valid-from 2026-04-10T12:00:00Z --source-package pkg_1a2b... --tag benchmark
 // The value already current is left as it is ("unchanged").
+#include <cstdlib>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -45,7 +46,7 @@ int run_assert(const assert_options& o) {
       });
     }
     std::cout << (asserted->changed ? "asserted " : "unchanged (already current) ") << fact_line(f)
-              << (asserted->superseded ? ", superseding " + *asserted->superseded : "") << '\n';
+              << (asserted->superseded ? ", superseding " + shown(*asserted->superseded) : "") << '\n';
     return static_cast<int>(exit_ok);
   });
 }
@@ -60,7 +61,16 @@ void register_assert(CLI::App& app, command_table& table) {
   sub->add_option("--value", opts->fact.value, "The value, as a string")->required();
   sub->add_option("--valid-from", opts->fact.valid_from, "When it became true, RFC 3339 UTC (default: now)");
   sub->add_option("--source-package", opts->fact.source_package_id, "The package this fact comes from");
-  sub->add_option("--confidence", opts->fact.confidence, "0.0 to 1.0 (default 1.0)");
+  sub->add_option("--confidence", opts->fact.confidence,
+                  "0.0 to 1.0 (default 1.0); outside it: invalid_schema (exit 3), not a number: usage error (exit 2)")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            char* end = nullptr;
+            (void)std::strtod(text.c_str(), &end);
+            if (!text.empty() && end == text.c_str() + text.size()) return {};
+            return "must be a number from 0.0 to 1.0, not '" + text + "'";
+          },
+          "NUMBER", "number"));
   auto* by = sub->add_option("--asserted-by", opts->asserted_by,
                              "Who asserts it (default: the source package's created_by)");
   auto* by_type = sub->add_option("--asserted-by-type", opts->asserted_by_type, "human, agent or script")

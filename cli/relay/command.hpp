@@ -55,10 +55,36 @@ struct common_options {
   std::string_view program = program_name;
 };
 
+/// Takes --store DIR and --json given before the subcommand ("relay --store
+/// D project list"), the options of the application itself (add_global_options),
+/// into `o` when the subcommand was not given its own. `json` is null for a
+/// subcommand without --json (serve).
+inline void inherit_global_options(CLI::App& sub, std::string& store, bool* json) {
+  sub.callback([&sub, &store, json] {
+    const CLI::App* root = &sub;
+    while (root->get_parent() != nullptr) root = root->get_parent();
+    if (root == &sub) return;
+    const CLI::Option* global_store = root->get_option_no_throw("--store");
+    if (global_store != nullptr && global_store->count() > 0 && sub.get_option("--store")->count() == 0) {
+      store = global_store->as<std::string>();
+    }
+    const CLI::Option* global_json = root->get_option_no_throw("--json");
+    if (json != nullptr && global_json != nullptr && global_json->count() > 0) *json = true;
+  });
+}
+
+/// --store and --json on the application itself, for every subcommand
+/// (inherit_global_options): the values are read from the options.
+inline void add_global_options(CLI::App& app) {
+  app.add_option("--store")->description("The store's folder, for every command (default ./.relay)");
+  app.add_flag("--json")->description("Print the result as one JSON document, for every command but serve");
+}
+
 inline void add_common_options(CLI::App& sub, common_options& o) {
   sub.footer(std::string(exit_codes_help));
   sub.add_option("--store", o.store, "The store's folder (created by the first write)")->capture_default_str();
   sub.add_flag("--json", o.json, "Print the result as one JSON document (errors too, besides the stderr line)");
+  inherit_global_options(sub, o.store, &o.json);
 }
 
 /// The options of a subcommand that writes: the common ones and --wait.
@@ -126,6 +152,31 @@ inline int report_error(const common_options& o, const agentctx::error& e) { ret
 /// Reports a usage error (exit 2).
 inline int usage_error(const common_options& o, const std::string& message) {
   return report(o, agentctx::make_error(agentctx::errc::invalid_argument, message), usage_failure);
+}
+
+/// True when the command line asks for --json (before a "--" that ends the
+/// options): how an argument error is reported when the parse did not get far
+/// enough to say.
+inline bool asks_for_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view argument = argv[i];
+    if (argument == "--") return false;
+    if (argument == "--json") return true;
+  }
+  return false;
+}
+
+/// Parses the command line and runs the command it names (run_command_line);
+/// an argument error is a usage error reported as report() does, with --json
+/// also as a JSON document on stdout.
+inline int run_relay_command_line(CLI::App& app, const command_table& table, int argc, char** argv,
+                                  std::string_view program) {
+  common_options reporting;
+  reporting.program = program;
+  reporting.json = asks_for_json(argc, argv);
+  return agentctx_cli::run_command_line(app, table, argc, argv, program, [&](const std::string& message) {
+    return usage_error(reporting, message);
+  });
 }
 
 /// What each subcommand file defines: adds its subcommands to the application.

@@ -44,7 +44,7 @@ inline int run_deposit(const deposit_options& o) {
         w.end_object();
       });
     }
-    std::cout << p.package.package_id << "  " << p.deposited_hash << "  " << (deposited->created ? "created" : "already present")
+    std::cout << shown(p.package.package_id) << "  " << shown(p.deposited_hash) << "  " << (deposited->created ? "created" : "already present")
               << '\n';
     return static_cast<int>(exit_ok);
   });

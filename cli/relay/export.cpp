@@ -3,7 +3,8 @@
 // e.g.
 //   relay export --project proj_demo > demo.ndjson
 //   relay export -o backup.ndjson          # replaced atomically
-// To standard output the NDJSON is the output, with or without --json.
+// To standard output the NDJSON is the output; --json (one JSON document on
+// stdout, the summary) needs -o FILE.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -27,6 +28,10 @@ struct export_options : common_options {
 };
 
 int run_export(const export_options& o) {
+  if (o.json && !o.out) {
+    return usage_error(o, "--json needs -o FILE: the export itself is NDJSON, one document per line, and goes to "
+                          "standard output without -o (drop --json for that)");
+  }
   return with_reader(o, [&](const relay::store& s) {
     std::string text;
     if (auto exported = relay::export_ndjson(s, o.project, text); !exported) return report_error(o, exported.error());
@@ -45,7 +50,7 @@ int run_export(const export_options& o) {
         w.begin_object().key("out").value(*o.out).key("lines").value(lines).key("bytes").value(text.size()).end_object();
       });
     }
-    std::cout << "exported " << count_of(lines, "line") << " (" << count_of(text.size(), "byte") << ") to " << *o.out
+    std::cout << "exported " << count_of(lines, "line") << " (" << count_of(text.size(), "byte") << ") to " << shown(*o.out)
               << '\n';
     return static_cast<int>(exit_ok);
   });

@@ -1,5 +1,7 @@
-// relay facts: the current facts of a project, or the facts that held at a
-// moment (section 7.3), by subject then predicate, e.g.
+// relay facts: the current facts of a project (section 7.3: a fact is
+// current while it has no valid_to, also before its valid_from), or the
+// facts that held at a moment (valid_from <= T < valid_to), by subject then
+// predicate, e.g.
 //   relay facts --project proj_demo
 //   relay facts --project proj_demo --at 2026-04-10T00:00:00Z --json
 #include <cstdint>
@@ -59,7 +61,9 @@ void register_facts(CLI::App& app, command_table& table) {
   auto [sub, opts] = add_command(app, table, "facts", "List a project's current facts, or those that held at --at",
                                  run_facts);
   sub->add_option("--project", opts->project, "The project")->required();
-  sub->add_option("--at", opts->at, "A moment, RFC 3339 (default: now: the current facts)");
+  sub->add_option("--at", opts->at,
+                  "A moment, RFC 3339: the facts that held then (default: the current facts, those not ended, "
+                  "including one whose valid_from is still to come)");
   add_common_options(*sub, *opts);
 }
 

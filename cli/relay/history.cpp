@@ -34,7 +34,7 @@ int run_history(const history_options& o) {
         w.end_object();
       });
     }
-    if (facts.empty()) std::cout << "no facts of " << o.subject << " " << o.predicate << '\n';
+    if (facts.empty()) std::cout << "no facts of " << shown(o.subject) << " " << shown(o.predicate) << '\n';
     for (const relay::fact* f : facts) std::cout << fact_line(*f) << (f->is_current() ? "  (current)" : "") << '\n';
     return static_cast<int>(exit_ok);
   });

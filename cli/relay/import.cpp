@@ -36,6 +36,9 @@ int run_import(const import_options& o) {
         w.key("status_changes").value(r.status_changes);
         w.key("facts").value(r.facts);
         w.key("skipped").value(r.skipped);
+        w.key("differing_projects").begin_array();
+        for (const std::string& id : r.differing_projects) w.value(id);
+        w.end_array();
         w.end_object();
       });
     }
@@ -43,6 +46,9 @@ int run_import(const import_options& o) {
               << count_of(r.packages, "package") << ", " << count_of(r.status_changes, "status change") << ", "
               << count_of(r.facts, "fact") << "; skipped " << count_of(r.skipped, "line")
               << " the store already held\n";
+    for (const std::string& id : r.differing_projects) {
+      std::cout << "project " << shown(id) << ": the store's differs from the export's and was kept as it is\n";
+    }
     return static_cast<int>(exit_ok);
   });
 }

@@ -3,7 +3,8 @@
 // assert, invalidate), reviews, facts, projects, sessions, backup, and the
 // canonical JSON and content hash of section 6.6. Each subcommand lives in
 // its own file; this one wires them together, and cli/common turns argument
-// errors into a one-line message and exit code 2.
+// errors into a one-line message (with --json also a JSON document) and exit
+// code 2.
 #include "agentctx/core/version.hpp"
 #include "relay/command.hpp"
 
@@ -11,7 +12,9 @@ int main(int argc, char** argv) {
   CLI::App app{"relay: deposit, pull, orient and review Context Packages and facts in a Relay store", "relay"};
   app.set_version_flag("--version", "relay (agentctx) " + std::string(agentctx::version));
   app.require_subcommand(1);
-  app.footer("Every command takes --store DIR (default ./.relay); all but serve take --json (one JSON document on stdout).\n" +
+  relay_cli::add_global_options(app);
+  app.footer("Every command takes --store DIR (default ./.relay), before or after its name; all but serve take --json\n"
+             "(one JSON document on stdout).\n" +
              std::string(relay_cli::exit_codes_help) + "\nRun 'relay COMMAND --help' for the options of a command.");
 
   relay_cli::command_table table;
@@ -26,5 +29,5 @@ int main(int argc, char** argv) {
     add(app, table);
   }
 
-  return agentctx_cli::run_command_line(app, table, argc, argv, relay_cli::program_name);
+  return relay_cli::run_relay_command_line(app, table, argc, argv, relay_cli::program_name);
 }

@@ -7,6 +7,7 @@
 // ranked by the hybrid search, embedded as for pull --mode relevant.
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <string>
 
 #include "agentctx/agdb/hash_embedder.hpp"
@@ -41,51 +42,51 @@ std::string counts_text(const json::value& counts) {
   std::string out;
   if (!counts.is_object()) return out;
   for (const auto& [name, n] : counts.as_object()) {
-    out += (out.empty() ? "" : ", ") + std::to_string(static_cast<std::uint64_t>(n.as_number())) + " " + name;
+    out += (out.empty() ? "" : ", ") + std::to_string(static_cast<std::uint64_t>(n.as_number())) + " " + shown(name);
   }
   return out;
 }
 
 int print_digest(const json::value& digest) {
   const bool global = text_of(digest, "scope") == "global";
-  std::cout << "# Digest: " << (global ? std::string("every active project") : "project " + text_of(digest, "project_id"))
+  std::cout << "# Digest: " << (global ? std::string("every active project") : "project " + shown(text_of(digest, "project_id")))
             << '\n';
-  std::cout << "Generated " << text_of(digest, "generated_at") << " for the last "
+  std::cout << "Generated " << shown(text_of(digest, "generated_at")) << " for the last "
             << count_of(count_in(digest, "window_days"), "day")
-            << (digest.find("focus") ? "; focus: " + text_of(digest, "focus") : std::string()) << '\n';
+            << (digest.find("focus") ? "; focus: " + shown(text_of(digest, "focus")) : std::string()) << '\n';
   const json::value& summary = member(digest, "summary");
   std::cout << "\n## Summary\n" << count_of(count_in(summary, "packages"), "package");
   if (count_in(summary, "packages") > 0) {
     std::cout << ": " << counts_text(member(summary, "by_type")) << "; " << counts_text(member(summary, "by_status"));
   }
   std::cout << '\n';
-  const auto package_ref = [](const json::value& item) { return " [" + text_of(item, "package_id") + "]"; };
+  const auto package_ref = [](const json::value& item) { return " [" + shown(text_of(item, "package_id")) + "]"; };
   section("Most significant", array_in(summary, "most_significant"), [&](const json::value& item) {
-    return "(" + std::to_string(count_in(item, "significance")) + ") " + text_of(item, "title") + package_ref(item);
+    return "(" + std::to_string(count_in(item, "significance")) + ") " + shown(text_of(item, "title")) + package_ref(item);
   });
   section("Decisions", array_in(summary, "decisions"),
-          [&](const json::value& item) { return text_of(item, "decision") + package_ref(item); });
+          [&](const json::value& item) { return shown(text_of(item, "decision")) + package_ref(item); });
   section("Handoffs", array_in(summary, "handoffs"), [&](const json::value& item) {
     const std::string next = text_of(item, "estimated_next_actor");
-    return text_of(item, "note") + (next.empty() ? "" : " (next: " + next + ")") + package_ref(item);
+    return shown(text_of(item, "note")) + (next.empty() ? "" : " (next: " + shown(next) + ")") + package_ref(item);
   });
   section("Awaiting review", array_in(summary, "awaiting_review"),
-          [](const json::value& item) { return item.as_string(); });
+          [](const json::value& item) { return shown(item.as_string()); });
   section("Active facts", array_in(digest, "active_facts"), [](const json::value& item) {
     auto f = relay::read_fact(item);
-    return f ? fact_line(*f) : text_of(item, "fact_id");
+    return f ? fact_line(*f) : shown(text_of(item, "fact_id"));
   });
   section("Open questions", array_in(digest, "open_questions"),
-          [](const json::value& item) { return item.as_string(); });
+          [](const json::value& item) { return shown(item.as_string()); });
   section("Snippets", array_in(digest, "snippets"), [](const json::value& item) {
     char score[32];
     std::snprintf(score, sizeof score, "%.4f", member(item, "score").as_number());
-    return std::string(score) + "  " + text_of(item, "title") + " [" + text_of(item, "package_id") + " in " +
-           text_of(item, "project_id") + "]\n  " + text_of(item, "excerpt");
+    return std::string(score) + "  " + shown(text_of(item, "title")) + " [" + shown(text_of(item, "package_id")) + " in " +
+           shown(text_of(item, "project_id")) + "]\n  " + shown(text_of(item, "excerpt"));
   });
   if (global) {
     section("Projects", array_in(digest, "projects"), [](const json::value& item) {
-      return text_of(item, "project_id") + ": " + count_of(count_in(item, "packages"), "package") + ", " +
+      return shown(text_of(item, "project_id")) + ": " + count_of(count_in(item, "packages"), "package") + ", " +
              count_of(count_in(item, "active_facts"), "active fact") + ", " +
              count_of(count_in(item, "open_questions"), "open question") + ", " +
              std::to_string(count_in(item, "awaiting_review")) + " awaiting review";
@@ -129,7 +130,7 @@ void register_orchestrate(CLI::App& app, command_table& table) {
       ->check(positive_count);
   sub->add_option("--window-days", opts->window_days, "Packages created in the last N days")
       ->capture_default_str()
-      ->check(positive_count);
+      ->check(agentctx_cli::positive_count_at_most(std::numeric_limits<unsigned>::max()));
   agentctx_cli::add_embedder_options(*sub, opts->embedder);
   add_common_options(*sub, *opts);
 }

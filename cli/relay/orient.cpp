@@ -4,8 +4,10 @@
 //   relay orient --project proj_demo --max-tokens 2000 --json
 // --json prints the bundle exactly as relay::orient builds it; the text is a
 // Markdown briefing of the same contents. With --max-bytes or --max-tokens
-// the least significant items are left out until the bundle fits.
+// (both: the tighter one) the least significant items are left out until the
+// bundle fits; one that cannot be made to fit is marked over budget (exit 0).
 #include <iostream>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -26,11 +28,11 @@ struct orient_cli_options : common_options {
 
 void print_package_entry(const relay::package& p) {
   std::cout << "- " << package_line(p) << "\n  by " << actor_text(p.created_by) << '\n';
-  if (!p.decisions_made.empty()) std::cout << "  Decisions: " << joined(p.decisions_made, "; ") << '\n';
+  if (!p.decisions_made.empty()) std::cout << "  Decisions: " << shown(joined(p.decisions_made, "; ")) << '\n';
   if (!p.handoff_note.empty()) {
     std::cout << "  Handoff"
               << (p.estimated_next_actor ? " (next: " + std::string(relay::to_string(*p.estimated_next_actor)) + ")" : "")
-              << ": " << p.handoff_note << '\n';
+              << ": " << shown(p.handoff_note) << '\n';
   }
 }
 
@@ -38,11 +40,11 @@ int print_briefing(const common_options& o, const relay::orientation& result) {
   const json::value& bundle = result.bundle;
   auto project = relay::read_project(member(bundle, "project"));
   if (!project) return report_error(o, project.error());
-  std::cout << "# Orientation: " << project->name << " (" << project->project_id << ")\n";
-  std::cout << "Generated " << text_of(bundle, "generated_at") << " for the last "
+  std::cout << "# Orientation: " << shown(project->name) << " (" << shown(project->project_id) << ")\n";
+  std::cout << "Generated " << shown(text_of(bundle, "generated_at")) << " for the last "
             << count_of(count_in(bundle, "window_days"), "day") << '.'
-            << (project->archived_at ? " Archived since " + *project->archived_at + "." : "") << '\n';
-  if (!project->description.empty()) std::cout << project->description << '\n';
+            << (project->archived_at ? " Archived since " + shown(*project->archived_at) + "." : "") << '\n';
+  if (!project->description.empty()) std::cout << shown(project->description) << '\n';
 
   const auto& packages = array_in(bundle, "recent_packages");
   std::cout << "\n## Recent packages (" << packages.size() << ")\n";
@@ -63,14 +65,18 @@ int print_briefing(const common_options& o, const relay::orientation& result) {
   const auto& questions = array_in(bundle, "open_questions");
   std::cout << "\n## Open questions (" << questions.size() << ")\n";
   if (questions.empty()) std::cout << "- none\n";
-  for (const json::value& q : questions) std::cout << "- " << q.as_string() << '\n';
+  for (const json::value& q : questions) std::cout << "- " << shown(q.as_string()) << '\n';
 
   if (const json::value* budget = bundle.find("x-agentctx-budget")) {
     std::cout << "\nBudget: " << count_of(result.bytes, "byte") << " (about " << count_of(result.estimated_tokens, "token")
-              << ") of at most " << count_in(*budget, "max_bytes")
+              << ") of at most " << count_of(count_in(*budget, "max_bytes"), "byte")
               << "; left out " << count_of(result.omitted_packages.size(), "package") << ", "
               << count_of(result.omitted_open_questions, "open question") << ", "
               << count_of(result.omitted_facts, "fact") << '\n';
+    if (result.over_budget) {
+      std::cout << "OVER BUDGET: the bundle could not be brought within " << count_of(count_in(*budget, "max_bytes"), "byte")
+                << ": the project and the bundle's fixed members alone take more\n";
+    }
   }
   return exit_ok;
 }
@@ -95,9 +101,11 @@ void register_orient(CLI::App& app, command_table& table) {
   sub->add_option("--project", opts->project, "The project")->required();
   sub->add_option("--window-days", opts->window_days, "Packages created in the last N days")
       ->capture_default_str()
+      ->check(agentctx_cli::positive_count_at_most(std::numeric_limits<unsigned>::max()));
+  sub->add_option("--max-bytes", opts->max_bytes, "Budget: at most N bytes of compact JSON (with --max-tokens: both apply)")
       ->check(positive_count);
-  sub->add_option("--max-bytes", opts->max_bytes, "Budget: at most N bytes of compact JSON")->check(positive_count);
-  sub->add_option("--max-tokens", opts->max_tokens, "Budget: at most N estimated tokens (bytes / 4)")
+  sub->add_option("--max-tokens", opts->max_tokens,
+                  "Budget: at most N estimated tokens (bytes / 4; with --max-bytes: both apply)")
       ->check(positive_count);
   add_common_options(*sub, *opts);
 }

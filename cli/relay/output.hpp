@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agentctx/core/quote.hpp"
 #include "agentctx/json/value.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/relay/model.hpp"
@@ -20,6 +21,27 @@
 namespace relay_cli {
 
 using json::write_value;  // a json::value, members in their order
+
+/// Text from the store or the input, safe to print on a terminal in the text
+/// output: escaped as in messages (agentctx::escape_for_message, never cut),
+/// so control characters (ESC, CR, a newline inside a field), DEL, bytes that
+/// are not UTF-8 and the characters that reorder or hide text show as escapes
+/// instead of acting on the terminal, and '"' and '\\' as \" and \\. The JSON
+/// output needs none of this: the writer escapes what JSON requires.
+inline std::string shown(std::string_view text) { return agentctx::escape_for_message(text, SIZE_MAX); }
+
+/// Multi-line text (a package's content) for the text output: each line as
+/// shown() makes it, the line breaks kept.
+inline std::string shown_lines(std::string_view text) {
+  std::string out;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    out += shown(text.substr(0, end));
+    out += '\n';
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
+  return out;
+}
 
 /// Member `name` of an object; a null value when it is absent.
 inline const json::value& member(const json::value& object, std::string_view name) {
@@ -93,7 +115,8 @@ inline std::string status_text(const relay::package& p) {
 
 /// "pkg_1a2b...  2026-04-18T20:00:00Z  milestone, complete  Shipped archive"
 inline std::string package_line(const relay::package& p) {
-  return p.package_id + "  " + p.created_at + "  " + p.package_type + ", " + status_text(p) + "  " + p.title;
+  return shown(p.package_id) + "  " + shown(p.created_at) + "  " + shown(p.package_type) + ", " + status_text(p) + "  " +
+         shown(p.title);
 }
 
 /// Prints the packages one line each, or `none` when there are none.
@@ -104,7 +127,8 @@ inline void print_package_lines(const std::vector<const relay::stored_package*>&
 
 /// "jordan (human, session sess_abc)"
 inline std::string actor_text(const relay::actor& a) {
-  return a.id + " (" + std::string(relay::to_string(a.type)) + (a.session_id ? ", session " + *a.session_id : "") + ")";
+  return shown(a.id) + " (" + std::string(relay::to_string(a.type)) + (a.session_id ? ", session " + shown(*a.session_id) : "") +
+         ")";
 }
 
 inline std::string joined(const std::vector<std::string>& items, std::string_view separator = ", ") {
@@ -114,67 +138,77 @@ inline std::string joined(const std::vector<std::string>& items, std::string_vie
 }
 
 /// Every field of a stored package, one per line, the lists indented below
-/// their label, and its status changes.
+/// their label, and its status changes; the stored text as shown() makes it.
 inline void print_package_detail(const relay::stored_package& stored) {
   const relay::package& p = stored.package;
   const auto field = [](std::string_view label, const std::string& text) {
     if (!text.empty()) std::cout << "  " << label << std::string(14 - label.size(), ' ') << text << '\n';
   };
+  const auto shown_field = [&](std::string_view label, const std::string& text) { field(label, shown(text)); };
   const auto list = [](std::string_view label, const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    std::cout << "  " << label << '\n';
+    for (const std::string& item : items) std::cout << "    - " << shown(item) << '\n';
+  };
+  std::cout << shown(p.package_id) << " in project " << shown(p.project_id) << (stored.quarantined ? " (QUARANTINED)" : "")
+            << '\n';
+  shown_field("title", p.title);
+  field("type", shown(p.package_type) + (p.artifact_type ? " (artifact " + shown(*p.artifact_type) + ")" : ""));
+  field("status", status_text(p));
+  field("significance", std::to_string(p.significance));
+  field("created", shown(p.created_at) + " by " + actor_text(p.created_by));
+  shown_field("hash", stored.hash);
+  if (stored.deposited_hash != stored.hash) shown_field("deposited as", stored.deposited_hash);
+  shown_field("topic", p.topic.value_or(""));
+  std::vector<std::string> tags;
+  for (const std::string& tag : p.tags) tags.push_back(shown(tag));
+  field("tags", joined(tags));
+  shown_field("parent", p.parent_package_id.value_or(""));
+  shown_field("storage path", p.storage_path.value_or(""));
+  shown_field("description", p.description);
+  list("decisions", p.decisions_made);
+  list("open questions", p.open_questions);
+  field("handoff", p.handoff_note.empty() || !p.estimated_next_actor
+                       ? shown(p.handoff_note)
+                       : shown(p.handoff_note) + " (next: " + std::string(relay::to_string(*p.estimated_next_actor)) + ")");
+  // The lists below are built of text shown() already made safe.
+  const auto shown_list = [](std::string_view label, const std::vector<std::string>& items) {
     if (items.empty()) return;
     std::cout << "  " << label << '\n';
     for (const std::string& item : items) std::cout << "    - " << item << '\n';
   };
-  std::cout << p.package_id << " in project " << p.project_id << (stored.quarantined ? " (QUARANTINED)" : "") << '\n';
-  field("title", p.title);
-  field("type", p.package_type + (p.artifact_type ? " (artifact " + *p.artifact_type + ")" : ""));
-  field("status", status_text(p));
-  field("significance", std::to_string(p.significance));
-  field("created", p.created_at + " by " + actor_text(p.created_by));
-  field("hash", stored.hash);
-  if (stored.deposited_hash != stored.hash) field("deposited as", stored.deposited_hash);
-  field("topic", p.topic.value_or(""));
-  field("tags", joined(p.tags));
-  field("parent", p.parent_package_id.value_or(""));
-  field("storage path", p.storage_path.value_or(""));
-  field("description", p.description);
-  list("decisions", p.decisions_made);
-  list("open questions", p.open_questions);
-  field("handoff", p.handoff_note.empty() || !p.estimated_next_actor
-                       ? p.handoff_note
-                       : p.handoff_note + " (next: " + std::string(relay::to_string(*p.estimated_next_actor)) + ")");
   std::vector<std::string> deliverables;
   for (const relay::deliverable& d : p.deliverables) {
-    deliverables.push_back(d.path + " (" + d.type + (d.hash ? ", " + *d.hash : "") +
+    deliverables.push_back(shown(d.path) + " (" + shown(d.type) + (d.hash ? ", " + shown(*d.hash) : "") +
                            (d.size_bytes ? ", " + count_of(*d.size_bytes, "byte") : "") + ")");
   }
-  list("deliverables", deliverables);
+  shown_list("deliverables", deliverables);
   std::vector<std::string> changes;
   for (const relay::status_change& c : stored.changes) {
-    changes.push_back(c.at + " " + std::string(relay::to_string(c.status)) + " (review " +
-                      std::string(relay::to_string(c.review)) + ")" + (c.note ? ": " + *c.note : ""));
+    changes.push_back(shown(c.at) + " " + std::string(relay::to_string(c.status)) + " (review " +
+                      std::string(relay::to_string(c.review)) + ")" + (c.note ? ": " + shown(*c.note) : ""));
   }
-  list("status changes", changes);
-  if (!p.content_md.empty()) std::cout << "  content\n" << p.content_md << (p.content_md.ends_with('\n') ? "" : "\n");
+  shown_list("status changes", changes);
+  if (!p.content_md.empty()) std::cout << "  content\n" << shown_lines(p.content_md);
 }
 
 /// "longmemeval_s recall_any_at_5 = 97.0  (from 2026-04-10T12:00:00Z)  fact_ab12..."
 inline std::string fact_line(const relay::fact& f) {
-  return f.subject + " " + f.predicate + " = " + f.value + "  (from " + f.valid_from +
-         (f.valid_to ? " to " + *f.valid_to : "") + ")  " + f.fact_id;
+  return shown(f.subject) + " " + shown(f.predicate) + " = " + shown(f.value) + "  (from " + shown(f.valid_from) +
+         (f.valid_to ? " to " + shown(*f.valid_to) : "") + ")  " + shown(f.fact_id);
 }
 
 /// "proj_demo  Demo  created 2026-04-18T20:00:00.000Z[  archived ...]"
 inline std::string project_line(const relay::project& p) {
-  return p.project_id + "  " + p.name + "  created " + p.created_at +
-         (p.archived_at ? "  archived " + *p.archived_at : "");
+  return shown(p.project_id) + "  " + shown(p.name) + "  created " + shown(p.created_at) +
+         (p.archived_at ? "  archived " + shown(*p.archived_at) : "");
 }
 
 /// "sess_...  coral-heron  agent claude in proj_demo  started ...  ended ..."
 inline std::string session_line(const relay::session& s) {
-  return s.session_id + "  " + s.callsign.value_or("-") + "  " + std::string(relay::to_string(s.type)) + " " +
-         s.actor_id + " in " + s.project_id + "  started " + s.started_at +
-         (s.ended_at ? "  ended " + *s.ended_at : "  (active)");
+  return shown(s.session_id) + "  " + shown(s.callsign.value_or("-")) + "  " + std::string(relay::to_string(s.type)) +
+         " " + shown(s.actor_id) + " in " + shown(s.project_id) + "  started " + shown(s.started_at) +
+         (s.ended_at ? "  ended " + shown(*s.ended_at) : "  (active)");
 }
 
 /// What flag and review print for the package they moved: "pkg_...  now
@@ -194,7 +228,7 @@ inline int print_status_changed(const common_options& o, const relay::stored_pac
       w.end_object();
     });
   }
-  std::cout << p.package.package_id << "  now " << status_text(p.package) << "  " << p.hash << '\n';
+  std::cout << shown(p.package.package_id) << "  now " << status_text(p.package) << "  " << shown(p.hash) << '\n';
   return exit_ok;
 }
 

@@ -26,7 +26,7 @@ struct project_options : writer_options {
 /// Prints a project a command made or changed: "<verb> project ID", or its wire form.
 int print_project_changed(const common_options& o, const relay::project& p, std::string_view verb) {
   if (o.json) return print_value(p.wire);
-  std::cout << verb << " project " << p.project_id << (p.archived_at ? " at " + *p.archived_at : "") << '\n';
+  std::cout << verb << " project " << shown(p.project_id) << (p.archived_at ? " at " + shown(*p.archived_at) : "") << '\n';
   return exit_ok;
 }
 
@@ -89,7 +89,7 @@ int run_show(const project_options& o) {
       });
     }
     std::cout << project_line(p) << '\n';
-    if (!p.description.empty()) std::cout << "  " << p.description << '\n';
+    if (!p.description.empty()) std::cout << "  " << shown(p.description) << '\n';
     std::cout << "  " << count_of(packages->size(), "package") << " (" << awaiting->size() << " awaiting review), "
               << count_of(facts, "current fact") << ", " << count_of(sessions, "session") << '\n';
     return static_cast<int>(exit_ok);

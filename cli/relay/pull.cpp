@@ -46,7 +46,7 @@ int pull_latest(const pull_options& o) {
         w.key("limit").value(limit);
       });
     }
-    print_package_lines(*packages, "no packages in project " + o.project);
+    print_package_lines(*packages, "no packages in project " + shown(o.project));
     return static_cast<int>(exit_ok);
   });
 }

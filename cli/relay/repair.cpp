@@ -24,6 +24,7 @@ int run_repair(const repair_cli_options& o) {
   relay::repair_options options;
   options.dry_run = o.dry_run;
   options.wait_for_lock = o.wait;
+  if (const int refused = check_store_argument(o)) return refused;
   auto report = relay::store::repair(agentctx::io::default_file_system(), o.store, options);
   if (!report) return report_open_error(o, report.error());
   if (o.json) {
@@ -37,12 +38,23 @@ int run_repair(const repair_cli_options& o) {
         w.begin_object().key("offset").value(l.offset).key("bytes").value(l.bytes).key("what").value(l.what).end_object();
       }
       w.end_array();
+      w.key("recreated").begin_array();
+      for (const relay::repair_recreation& r : report->recreated) {
+        w.begin_object().key("offset").value(r.offset).key("project_id").value(r.project_id);
+        w.key("created_at").value(r.created_at).end_object();
+      }
+      w.end_array();
       if (!report->backup.empty()) w.key("backup").value(report->backup);
       w.end_object();
     });
   }
   for (const relay::repair_loss& l : report->lost) {
     std::cout << "lost at byte " << l.offset << " (" << count_of(l.bytes, "byte") << "): " << l.what << '\n';
+  }
+  for (const relay::repair_recreation& r : report->recreated) {
+    std::cout << "project " << shown(r.project_id) << " lost the record that created it: recreated as of "
+              << shown(r.created_at) << " (from the record at byte " << r.offset
+              << ")\n";
   }
   if (report->header_rewritten) std::cout << "the log header is damaged and is written anew\n";
   const std::string kept = count_of(report->records_kept, "record") + " kept";

@@ -2,8 +2,11 @@
 // transitions of section 11.4), and the packages awaiting review, e.g.
 //   relay review --package pkg_1a2b... --status complete --note "looks right"
 //   relay review --package pkg_1a2b... --status revision_requested --note "split it"
+//   relay review --package pkg_1a2b... --status awaiting_review --review-type human
 //   relay review --list --project proj_demo
-// A transition the protocol does not allow is invalid_transition (exit 4).
+// A transition the protocol does not allow is invalid_transition (exit 4);
+// entering awaiting_review with review_type none (a draft given no
+// --review-type) is invalid_schema (exit 3).
 #include <optional>
 #include <string>
 
@@ -17,6 +20,7 @@ namespace {
 struct review_options : writer_options {
   std::string package;
   std::string status;
+  std::optional<std::string> review_type;
   std::optional<std::string> note;
   std::string project;
   bool list = false;
@@ -24,14 +28,14 @@ struct review_options : writer_options {
 
 int list_awaiting(const review_options& o) {
   if (o.project.empty()) return usage_error(o, "--list needs --project P");
-  if (!o.package.empty() || !o.status.empty() || o.note) {
-    return usage_error(o, "--list takes --project only (not --package, --status or --note)");
+  if (!o.package.empty() || !o.status.empty() || o.note || o.review_type) {
+    return usage_error(o, "--list takes --project only (not --package, --status, --review-type or --note)");
   }
   return with_reader(o, [&](const relay::store& s) {
     auto awaiting = s.awaiting_review(o.project);
     if (!awaiting) return report_error(o, awaiting.error());
     if (o.json) return print_package_list(*awaiting, [&](json::writer& w) { w.key("project_id").value(o.project); });
-    print_package_lines(*awaiting, "no packages awaiting review in project " + o.project);
+    print_package_lines(*awaiting, "no packages awaiting review in project " + shown(o.project));
     return static_cast<int>(exit_ok);
   });
 }
@@ -41,8 +45,13 @@ int run_review(const review_options& o) {
   if (o.package.empty() || o.status.empty()) {
     return usage_error(o, "give --package ID and --status S, or --list --project P");
   }
+  if (o.review_type && o.status != "awaiting_review") {
+    return usage_error(o, "--review-type goes with --status awaiting_review");
+  }
+  std::optional<relay::review_type> type;
+  if (o.review_type) type = relay::parse_review_type(*o.review_type);
   return with_writer(o, [&](relay::store& s) {
-    auto reviewed = s.review(o.package, *relay::parse_package_status(o.status), o.note, o.project);
+    auto reviewed = s.review(o.package, *relay::parse_package_status(o.status), o.note, o.project, type);
     if (!reviewed) return report_error(o, reviewed.error());
     return print_status_changed(o, **reviewed);
   });
@@ -57,6 +66,10 @@ void register_review(CLI::App& app, command_table& table) {
   sub->add_option("--package", opts->package, "The package id");
   sub->add_option("--status", opts->status, "The new status: complete, revision_requested or awaiting_review")
       ->check(CLI::IsMember({"complete", "revision_requested", "awaiting_review"}));
+  sub->add_option("--review-type", opts->review_type,
+                  "Who reviews, with --status awaiting_review: human or agent (default: the package's review_type, "
+                  "which a draft with none must be given)")
+      ->check(CLI::IsMember({"human", "agent"}));
   sub->add_option("--note", opts->note, "The reviewer's note");
   sub->add_option("--project", opts->project, "The package's project (with --list: the project to list)");
   sub->add_flag("--list", opts->list, "List the project's packages awaiting review, oldest first");

@@ -65,6 +65,7 @@ void register_serve(CLI::App& app, command_table& table) {
                                  run_serve);
   sub->footer(std::string(exit_codes_help));
   sub->add_option("--store", opts->store, "The store's folder (created when missing)")->capture_default_str();
+  inherit_global_options(*sub, opts->store, nullptr);
   sub->add_flag("--wait", opts->wait, "Wait for another writer to finish instead of failing when the store is locked");
   agentctx_cli::add_embedder_options(*sub, opts->embedder);
   sub->add_option("--max-line-bytes", opts->max_line_bytes,

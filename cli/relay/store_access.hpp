@@ -5,11 +5,17 @@
 // standard input.
 #pragma once
 
-#include <cstdio>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <string>
 #include <utility>
 
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
+#include "agentctx/io/detail/file_system_errors.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/relay/store.hpp"
 #include "relay/command.hpp"
@@ -29,12 +35,27 @@ inline int report_open_error(const common_options& o, const agentctx::error& e) 
   return report_error(o, e);
 }
 
+/// Checks the --store argument before a store is opened there: an empty one
+/// and one that names something other than a folder are usage errors (exit
+/// 2), said as such rather than as whatever opening the log there fails with.
+/// Returns 0 when the folder is fine (or does not exist yet), else the exit
+/// code of the reported error.
+inline int check_store_argument(const common_options& o) {
+  if (o.store.empty()) return usage_error(o, "--store: the store's folder must be named (it is empty)");
+  struct stat st {};
+  if (::stat(o.store.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    return usage_error(o, "--store " + agentctx::escape_for_message(o.store, 200) + ": not a directory");
+  }
+  return exit_ok;
+}
+
 /// Opens the store read-only and returns what `body` returns for it, or the
 /// exit code of the failed open (reported).
 template <class Body>
 int with_reader(const common_options& o, Body&& body) {
   relay::store_options options;
   options.read_only = true;
+  if (const int refused = check_store_argument(o)) return refused;
   auto store = relay::store::open(agentctx::io::default_file_system(), o.store, options);
   if (!store) return report_open_error(o, store.error());
   return body(*store);
@@ -47,6 +68,7 @@ template <class Body>
 int with_writer(const writer_options& o, Body&& body) {
   relay::store_options options;
   options.wait_for_lock = o.wait;
+  if (const int refused = check_store_argument(o)) return refused;
   auto store = relay::store::open(agentctx::io::default_file_system(), o.store, options);
   if (!store) return report_open_error(o, store.error());
   return body(*store);
@@ -59,22 +81,32 @@ inline agentctx::result<const relay::project*> existing_project(const relay::sto
   return agentctx::fail(agentctx::errc::not_found, "project \"" + project_id + "\" does not exist");
 }
 
-/// The whole of `path`, or of standard input when it is "-". Errors: those
-/// of file_system::map (a missing file: not_found with its errno); io_error
-/// when standard input cannot be read.
-inline agentctx::result<std::string> read_input(const std::string& path) {
+/// Reads descriptor `fd` to its end with read(): for what cannot be mapped
+/// (standard input, a pipe, a character device). Errors: those of read(),
+/// naming `path`.
+inline agentctx::result<std::string> read_descriptor(int fd, const std::string& path) {
   std::string text;
-  if (path == "-") {
-    char buffer[65536];
-    std::size_t n;
-    while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) text.append(buffer, n);
-    if (std::ferror(stdin)) return agentctx::fail(agentctx::errc::io_error, "cannot read standard input");
-    return text;
+  char buffer[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return agentctx::io::detail::system_failure("read", errno, path);
+    if (n == 0) return text;
+    text.append(buffer, static_cast<std::size_t>(n));
   }
-  auto mapped = agentctx::io::default_file_system().map(path);
-  if (!mapped) return agentctx::unexpected(std::move(mapped).error());
-  const auto bytes = mapped->bytes();
-  text.assign(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
+
+/// The whole of `path`, or of standard input when it is "-": anything
+/// readable, a regular file, a pipe or a character device such as /dev/null
+/// (opened once: a FIFO's writer may be gone after a first open). Errors:
+/// those of open() and read() (a missing file: not_found with its errno; a
+/// folder: io_error, EISDIR).
+inline agentctx::result<std::string> read_input(const std::string& path) {
+  if (path == "-") return read_descriptor(STDIN_FILENO, "standard input");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return agentctx::io::detail::system_failure("open", errno, path);
+  auto text = read_descriptor(fd, path);
+  ::close(fd);
   return text;
 }
 
@@ -82,9 +114,10 @@ inline agentctx::result<std::string> read_input(const std::string& path) {
 inline std::string input_name(const std::string& path) { return path == "-" ? "standard input" : path; }
 
 /// A parse error of the JSON in input `path` as the invalid_schema error it
-/// is to the protocol (exit 3), naming the input: "pkg.json: not JSON: ...".
+/// is to the protocol (exit 3), naming the input and keeping the byte offset
+/// the parser found it at: "pkg.json: at byte 12: ...".
 inline agentctx::error invalid_json(const std::string& path, const agentctx::error& e) {
-  return agentctx::make_error(agentctx::errc::invalid_argument, e.message, input_name(path));
+  return agentctx::make_error(agentctx::errc::invalid_argument, e.message, input_name(path), e.offset);
 }
 
 }  // namespace relay_cli

@@ -32,7 +32,7 @@ int run_verify(const common_options& o) {
       });
       return code;
     }
-    for (const std::string& q : report->quarantined) std::cout << "quarantined " << q << '\n';
+    for (const std::string& q : report->quarantined) std::cout << "quarantined " << shown(q) << '\n';
     const std::string checked = "checked " + count_of(report->packages, "package") + ", " +
                                 count_of(report->status_changes, "status change") + " and " +
                                 count_of(report->facts, "fact");

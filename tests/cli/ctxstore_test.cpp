@@ -546,7 +546,7 @@ TEST_CASE("ctxstore: refused inputs give one line on stderr and their documented
       {{"blob", "get", "abc"}, 2, "must be a blob hash (64 lowercase hex digits), not 'abc'"},
       {{"blob", "get", std::string(64, 'A')}, 2, "must be a blob hash"},
       {{"blob", "get", std::string(64, '0')}, 1, "no blob " + std::string(64, '0')},
-      {{"blob"}, 2, "(run 'ctxstore --help' for usage)"},
+      {{"blob"}, 2, "(run 'ctxstore blob --help' for usage)"},
       {{"bogus"}, 2, "unexpected arguments 'bogus' '--store'"},
   };
   for (const bad_case& c : cases) {

@@ -422,7 +422,9 @@ TEST_CASE("relay orient prints a briefing, or the OrientationBundle exactly with
   const run_result budgeted = f.run({"orient", "--project", "proj_demo", "--max-tokens", "225"});
   check_clean_success(budgeted);
   CHECK(contains(budgeted.out, "\nBudget: "));
-  CHECK(contains(budgeted.out, " of at most 900; left out "));
+  CHECK(contains(budgeted.out, " of at most 900 bytes; left out "));
+  CHECK_FALSE(contains(budgeted.out, "OVER BUDGET"));
+  CHECK(small["x-agentctx-budget"]["over_budget"].error() == simdjson::NO_SUCH_FIELD);
 
   check_failure(f.run({"orient", "--project", "proj_nowhere"}), exit_not_found, "does not exist");
   check_failure(f.run({"orient", "--project", "proj_demo", "--window-days", "0"}), exit_usage, "--window-days");
@@ -454,7 +456,10 @@ TEST_CASE("relay pull --mode relevant and orchestrate rank by the hybrid search,
   check_clean_success(everywhere);
   CHECK(everywhere.out.starts_with("1. "));
   CHECK(contains(everywhere.out.substr(0, everywhere.out.find('\n')), "pkg_other"));
-  CHECK(cli_test::line_count(everywhere.out) == 3);
+  CHECK(cli_test::line_count(everywhere.out) == 1);  // the others share no word with the query
+  simdjson::dom::parser unrelated_parser;
+  auto unrelated = f.json(unrelated_parser, {"pull", "--mode", "relevant", "--query", "zzzqqq nonsense"});
+  CHECK(array_of(unrelated, "packages").size() == 0);
 
   // An explicit cache folder, and the embedder flags agentsdb takes.
   const std::string cache = f.dir.path() + "/cache";
@@ -493,7 +498,7 @@ TEST_CASE("relay pull --mode relevant and orchestrate rank by the hybrid search,
   CHECK(contains(text.out, "; focus: archive\n"));
   CHECK(contains(text.out, "\n## Summary\n2 packages: 2 milestone; 2 complete\n"));
   CHECK(contains(text.out, "\n## Decisions (1)\n- Keep BM25 in the fusion [pkg_recall]\n"));
-  CHECK(contains(text.out, "\n## Snippets (2)\n- "));
+  CHECK(contains(text.out, "\n## Snippets (1)\n- "));  // only pkg_archive is related to "archive"
   const run_result global_text = f.run({"orchestrate"});
   check_clean_success(global_text);
   CHECK(global_text.out.starts_with("# Digest: every active project\n"));
@@ -818,6 +823,186 @@ TEST_CASE("relay conformance, --help of every command, usage errors and a locked
     check_clean_success(f.run({"pull", "--mode", "latest", "--project", "proj_demo"}));
   }
   check_clean_success(f.run({"deposit", f.file("two.json", package_text("pkg_two", "Two"))}));
+}
+
+TEST_CASE("relay text output shows stored control and bidi characters escaped; --json keeps them exact") {
+  relay_fixture f;
+  const std::string evil_title = "evil \\u001b[31mRED\\u001b[0m \\r overwrite \\u202e";
+  simdjson::dom::parser parser;
+  const std::string id = f.deposit(package_text("", evil_title, "proj_demo", "complete",
+                                                ",\"decisions_made\":[\"line\\nbreak\"],\"content_md\":\"a\\u001b[2Jb\\nnext\""));
+  const auto check_safe = [](const run_result& r) {
+    INFO("stdout: " << r.out);
+    CHECK_FALSE(contains(r.out, "\x1b"));
+    CHECK_FALSE(contains(r.out, "\r"));
+    CHECK_FALSE(contains(r.out, "\xe2\x80\xae"));  // U+202E RIGHT-TO-LEFT OVERRIDE
+  };
+  const run_result latest = f.run({"pull", "--mode", "latest", "--project", "proj_demo"});
+  check_clean_success(latest);
+  check_safe(latest);
+  CHECK(contains(latest.out, "  evil \\x1b[31mRED\\x1b[0m \\r overwrite \\u202e\n"));
+  CHECK(cli_test::line_count(latest.out) == 1);
+  const run_result specific = f.run({"pull", "--mode", "specific", "--package", id});
+  check_clean_success(specific);
+  check_safe(specific);
+  CHECK(contains(specific.out, "  title         evil \\x1b[31mRED\\x1b[0m \\r overwrite \\u202e\n"));
+  CHECK(contains(specific.out, "    - line\\nbreak\n"));
+  CHECK(contains(specific.out, "  content\na\\x1b[2Jb\nnext\n"));  // content keeps its lines
+  // JSON is exact: the writer escapes what JSON needs.
+  auto pulled = f.json(parser, {"pull", "--mode", "specific", "--package", id});
+  CHECK(text_of(pulled["package"].value(), "title") == "evil \x1b[31mRED\x1b[0m \r overwrite \xe2\x80\xae");
+
+  const run_result deposited =
+      f.run({"deposit", f.file("esc.json", package_text("pkg\\u001b[2J", "Clears the screen"))});
+  check_clean_success(deposited);
+  check_safe(deposited);
+  CHECK(deposited.out.starts_with("pkg\\x1b[2J  sha256:"));
+
+  check_clean_success(f.run({"project", "create", "bad\nid"}));
+  const run_result listed = f.run({"project", "list"});
+  check_clean_success(listed);
+  CHECK(cli_test::line_count(listed.out) == 2);
+  CHECK(contains(listed.out, "bad\\nid  bad\\nid  created "));
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s\x1b[2J", "--predicate", "p",
+                             "--value", "v\x07"}));
+  const run_result facts = f.run({"facts", "--project", "proj_demo"});
+  check_clean_success(facts);
+  check_safe(facts);
+  CHECK(facts.out.starts_with("s\\x1b[2J p = v\\x07  (from "));
+}
+
+TEST_CASE("relay: argument errors with --json print the usage_error document; --store and --json before the command") {
+  relay_fixture f;
+  check_json_failure(f.run({"pull", "--json", "--mode", "bogus"}), exit_usage, "usage_error", 400);
+  check_json_failure(f.run({"pull", "--mode", "latest", "--project", "p", "--json", "--limit", "0"}), exit_usage,
+                     "usage_error", 400);
+  check_json_failure(f.run({"deposit", "--json"}), exit_usage, "usage_error", 400);
+  check_json_failure(cli_test::run(RELAY_DEPOSIT_BIN, {"--json"}, f.dir.path()), exit_usage, "usage_error", 400);
+  check_json_failure(f.run({"assert", "--project", "p", "--subject", "s", "--predicate", "p", "--value", "v",
+                            "--confidence", "abc", "--json"}),
+                     exit_usage, "usage_error", 400);
+  // Without --json the same errors stay one line, naming the command's --help.
+  check_failure(f.run({"pull", "--mode", "bogus"}), exit_usage, "(run 'relay pull --help' for usage)");
+  check_failure(f.run({"project", "show"}), exit_usage, "(run 'relay project show --help' for usage)");
+  check_failure(cli_test::run(RELAY_BIN, {"bogus"}, f.dir.path()), exit_usage, "(run 'relay --help' for usage)");
+  cli_test::check_error(cli_test::run(RELAY_DEPOSIT_BIN, {}, f.dir.path()), exit_usage,
+                        "(run 'relay-deposit --help' for usage)", "relay-deposit");
+
+  // --store and --json before the subcommand apply to it.
+  check_clean_success(f.run({"project", "create", "proj_demo"}));
+  const run_result listed = cli_test::run(RELAY_BIN, {"--store", f.store, "project", "list"}, f.dir.path());
+  check_clean_success(listed);
+  CHECK(listed.out.starts_with("proj_demo  proj_demo  created "));
+  simdjson::dom::parser parser;
+  const run_result as_json = cli_test::run(RELAY_BIN, {"--json", "--store", f.store, "project", "list"}, f.dir.path());
+  auto projects = cli_test::parse_output(parser, as_json);
+  CHECK(array_of(projects, "projects").size() == 1);
+  check_json_failure(cli_test::run(RELAY_BIN, {"--json", "--store", f.store, "project", "show", "proj_nowhere"},
+                                   f.dir.path()),
+                     exit_not_found, "project_not_found", 404);
+
+  // Out of range and not a number: clear usage errors.
+  check_failure(f.run({"orient", "--project", "proj_demo", "--window-days", "100000000000"}), exit_usage,
+                "--window-days: must be at most 4294967295, not '100000000000'");
+  check_failure(f.run({"orchestrate", "--window-days", "99999999999999999999999"}), exit_usage, "must be at most");
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
+                       "--confidence", "abc"}),
+                exit_usage, "--confidence: must be a number from 0.0 to 1.0, not 'abc'");  // 1.5: exit 3, above
+}
+
+TEST_CASE("relay: --store that is empty or not a folder, an empty project id, and parse errors with their offset") {
+  relay_fixture f;
+  const std::string afile = f.file("afile", "x");
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"project", "list"}, std::vector<std::string>{"project", "create", "p"},
+        std::vector<std::string>{"verify"}, std::vector<std::string>{"repair"}}) {
+    std::vector<std::string> args = command;
+    args.insert(args.end(), {"--store", afile});
+    CAPTURE(cli_test::joined(args));
+    check_failure(cli_test::run(RELAY_BIN, args, f.dir.path()), exit_usage, "--store " + afile + ": not a directory");
+    args.back() = "";
+    check_failure(cli_test::run(RELAY_BIN, args, f.dir.path()), exit_usage, "--store: the store's folder must be named");
+  }
+  check_json_failure(cli_test::run(RELAY_BIN, {"project", "list", "--store", "", "--json"}, f.dir.path()), exit_usage,
+                     "usage_error", 400);
+
+  // An empty project id is invalid_schema (3) whichever command would create the project.
+  check_failure(f.run({"project", "create", ""}), exit_invalid_schema, "project_id must not be empty");
+  check_json_failure(f.run({"project", "create", "", "--json"}), exit_invalid_schema, "invalid_schema", 400);
+  check_failure(f.run({"session", "start", "--project", "", "--actor", "a", "--actor-type", "agent"}),
+                exit_invalid_schema, "project_id");
+  check_failure(f.run({"assert", "--project", "", "--subject", "s", "--predicate", "p", "--value", "v"}),
+                exit_invalid_schema, "project_id");
+
+  // The parser's byte offset reaches the message.
+  check_failure(f.run({"canonical", f.file("bad-utf8.json", "{\"a\":\"\xff\"}")}), exit_invalid_schema,
+                "bad-utf8.json: at byte 6: ");
+  check_failure(f.run({"canonical", f.file("surrogate.json", "{\"a\":\"\\ud800\"}")}), exit_invalid_schema,
+                "surrogate.json: at byte 6: ");
+}
+
+TEST_CASE("relay orient says when the bundle cannot be brought within its budget; both limits apply") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_one", "Shipped archive"));
+  const run_result over = f.run({"orient", "--project", "proj_demo", "--max-tokens", "10"});
+  check_clean_success(over);
+  CHECK(contains(over.out, " of at most 40 bytes; left out 1 package, "));
+  CHECK(contains(over.out, "\nOVER BUDGET: the bundle could not be brought within 40 bytes"));
+  simdjson::dom::parser parser;
+  auto bundle = f.json(parser, {"orient", "--project", "proj_demo", "--max-tokens", "10"});
+  auto budget = bundle["x-agentctx-budget"].value();
+  CHECK(budget["over_budget"].get_bool().value());
+  CHECK(number_of(budget, "max_bytes") == 40);
+  CHECK(number_of(budget, "bytes") > 40);
+  // Both limits: the tighter one is the budget, whichever it is.
+  auto tokens_tighter = f.json(parser, {"orient", "--project", "proj_demo", "--max-bytes", "100000", "--max-tokens", "10"});
+  CHECK(number_of(tokens_tighter["x-agentctx-budget"].value(), "max_bytes") == 40);
+  auto bytes_tighter = f.json(parser, {"orient", "--project", "proj_demo", "--max-bytes", "40", "--max-tokens", "100000"});
+  CHECK(number_of(bytes_tighter["x-agentctx-budget"].value(), "max_bytes") == 40);
+  auto roomy = f.json(parser, {"orient", "--project", "proj_demo", "--max-bytes", "100000"});
+  CHECK(roomy["x-agentctx-budget"]["over_budget"].error() == simdjson::NO_SUCH_FIELD);
+}
+
+TEST_CASE("relay facts lists the current facts by default, also one whose valid_from is ahead; --at the ones then") {
+  relay_fixture f;
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "site", "--predicate", "status",
+                             "--value", "draft", "--valid-from", "2020-01-01T00:00:00Z"}));
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "site", "--predicate", "status",
+                             "--value", "live", "--valid-from", "2030-01-01T00:00:00Z"}));
+  const run_result current = f.run({"facts", "--project", "proj_demo"});
+  check_clean_success(current);
+  CHECK(current.out.starts_with("site status = live  (from 2030-01-01T00:00:00Z)  fact_"));
+  const run_result now = f.run({"facts", "--project", "proj_demo", "--at", now_text()});
+  check_clean_success(now);
+  CHECK(now.out.starts_with("site status = draft  (from 2020-01-01T00:00:00Z to 2030-01-01T00:00:00Z)  fact_"));
+  const run_result help = f.run({"facts", "--help"});
+  CHECK(contains(help.out, "default: the current facts, those not ended, including one whose valid_from is still"));
+}
+
+TEST_CASE("relay export --json needs -o; import reads any readable file and refuses what is no export") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_one", "One"));
+  check_json_failure(f.run({"export", "--json"}), exit_usage, "usage_error", 400);
+  CHECK(contains(f.run({"export", "--json"}).err, "--json needs -o FILE"));
+  const std::string backup = f.dir.path() + "/backup.ndjson";
+  simdjson::dom::parser parser;
+  auto summary = f.json(parser, {"export", "-o", backup});
+  CHECK(number_of(summary, "lines") >= 3);
+
+  // /dev/null (a character device) and empty standard input are read, and refused as empty.
+  check_failure(f.run({"import", "/dev/null"}), exit_invalid_schema, "/dev/null: not a Relay export: the input is empty");
+  check_failure(f.run({"import", "-"}), exit_invalid_schema, "standard input: not a Relay export: the input is empty");
+  check_failure(f.run({"import", f.file("blank.ndjson", "\n  \n")}), exit_invalid_schema, "the input is empty");
+  // The export without its header line.
+  const std::string text = cli_test::read_file(backup);
+  check_failure(f.run({"import", f.file("headless.ndjson", text.substr(text.find('\n') + 1))}), exit_invalid_schema,
+                "not a Relay export: its first line is not the header");
+  // The export from standard input (a pipe or file as stdin), and from a file: imported.
+  relay_fixture other;
+  const run_result imported = other.run({"import", "-"}, backup);
+  check_clean_success(imported);
+  CHECK(imported.out.starts_with("imported 1 project, 0 sessions, 1 package, "));
+  check_failure(f.run({"import", f.dir.path() + "/missing.ndjson"}), exit_usage, "missing.ndjson: open failed");
 }
 
 #endif

@@ -127,6 +127,16 @@ TEST_CASE("orient under a budget drops the lowest significance first and says wh
   CHECK(least.bundle.find("active_facts")->as_array().empty());
   CHECK(least.omitted_facts == 2);
   CHECK(least.omitted_open_questions == 2);
+  CHECK(least.over_budget);  // and says so
+  CHECK(least.bundle.find("x-agentctx-budget")->find("over_budget")->as_bool());
+  CHECK(least.bytes == least.bundle.find("x-agentctx-budget")->find("bytes")->as_number());
+  CHECK_FALSE(trimmed.over_budget);
+  CHECK(trimmed.bundle.find("x-agentctx-budget")->find("over_budget") == nullptr);
+  // Both limits: the tighter one decides.
+  relay::orient_options both;
+  both.max_bytes = full.bytes - 50;
+  both.max_tokens = 100;
+  CHECK(require_value(relay::orient(store, "proj_demo", both)).omitted_packages.size() == 3);
   tiny.max_bytes = 0;
   CHECK(relay::orient(store, "proj_demo", tiny).error().code == errc::invalid_argument);
 }
@@ -142,11 +152,18 @@ TEST_CASE("pull relevant ranks by the fused vector and BM25 rankings") {
   c.set("content_md", "Stripe webhooks moved to the new queue");
   for (auto* p : {&a, &b, &c}) require_value(store.deposit(*p));
   agentctx::agdb::hash_embedder embedder;
+  // Only b is related to the query at all (the others share no word with it,
+  // and the hash embedder's vectors of texts with no word in common have
+  // cosine 0): a limit of 2 returns it alone.
   auto hits = require_value(relay::pull_relevant(store, "proj_demo", "dashboard archive filter", 2, embedder));
-  REQUIRE(hits.size() == 2);
+  REQUIRE(hits.size() == 1);
   CHECK(hits[0].package->package.package_id == "b");
   CHECK(hits[0].lexical_score > 0);
-  CHECK(hits[0].score >= hits[1].score);
+  CHECK(hits[0].vector_score > 0);
+  auto two = require_value(relay::pull_relevant(store, "proj_demo", "dashboard filter billing", 3, embedder));
+  REQUIRE(two.size() == 2);
+  CHECK(two[0].score >= two[1].score);
+  CHECK(require_value(relay::pull_relevant(store, "proj_demo", "zzzqqq nonsense", 5, embedder)).empty());
   auto recall = require_value(relay::pull_relevant(store, "", "recall reranker", 1, embedder));
   CHECK(recall[0].package->package.package_id == "a");
   CHECK(relay::pull_relevant(store, "proj_demo", "", 2, embedder).error().code == errc::invalid_argument);
@@ -180,7 +197,7 @@ TEST_CASE("orchestrate digests a project, or every active project, leaving draft
   CHECK(summary->find("handoffs")->as_array()[0].find("estimated_next_actor")->as_string() == "agent");
   CHECK(summary->find("most_significant")->as_array()[0].find("package_id")->as_string() == "p2");
   const auto& snippets = digest.find("snippets")->as_array();
-  REQUIRE(snippets.size() == 2);
+  REQUIRE(snippets.size() == 1);  // the one package related to the focus
   CHECK(snippets[0].find("package_id")->as_string() == "p4");
   CHECK(digest.find("projects") == nullptr);
   for (const auto& q : digest.find("open_questions")->as_array()) CHECK(q.as_string() != "draft question?");
@@ -268,10 +285,22 @@ TEST_CASE("import refuses bad lines and conflicts before writing anything") {
   CHECK(refused.error().message.starts_with("line "));
   CHECK(target.projects().empty());  // nothing written
 
-  CHECK(relay::import_ndjson(target, "{not json}\n").error().message.starts_with("line 1: not JSON"));
-  CHECK(relay::import_ndjson(target, R"({"kind":"mystery"})").error().message.starts_with("line 1: unknown kind"));
-  CHECK(relay::import_ndjson(target, R"({"kind":"package","hash":"sha256:00","package":{}})").error().code ==
+  const std::string header = text.substr(0, text.find('\n') + 1);
+  const std::string not_json = require_error(relay::import_ndjson(target, "{not json}\n")).message;
+  CHECK(not_json.starts_with("line 1: not JSON"));
+  CHECK(not_json.find("not JSON: not JSON") == std::string::npos);
+  CHECK(require_error(relay::import_ndjson(target, header + R"({"kind":"mystery"})")).message.starts_with(
+      "line 2: unknown kind"));
+  CHECK(relay::import_ndjson(target, header + R"({"kind":"package","hash":"sha256:00","package":{}})").error().code ==
         errc::invalid_argument);
+  // An export starts with its header: no line at all, or another first line, is no export.
+  for (const std::string& headless : {std::string(), std::string("\n\n"), text.substr(text.find('\n') + 1)}) {
+    CAPTURE(headless.substr(0, 40));
+    const agentctx::error refused_headless = require_error(relay::import_ndjson(target, headless));
+    CHECK(refused_headless.code == errc::invalid_argument);
+    CHECK(refused_headless.message.find("not a Relay export") != std::string::npos);
+  }
+  CHECK(target.projects().empty());
 
   // Same id, other content: 409.
   require_value(target.deposit(dated("p2", "2026-04-15T00:00:00Z", 1)));

@@ -33,6 +33,7 @@ inline relay::store_options test_options() {
   return o;
 }
 
+using test_support::require_error;
 using test_support::require_ok;
 using test_support::require_value;
 

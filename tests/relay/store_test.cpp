@@ -358,6 +358,15 @@ TEST_CASE("a torn last record is cut by the writer and ignored by readers; damag
 
 namespace {
 
+/// The offsets of the records of `log`.
+std::vector<std::uint64_t> record_offsets(const std::string& log) {
+  std::vector<std::uint64_t> offsets;
+  for (const auto& r : relay::scan_records(std::as_bytes(std::span(log.data(), log.size())), relay::log_header_size).records) {
+    offsets.push_back(r.offset);
+  }
+  return offsets;
+}
+
 /// A log of four records: pkg_1 (creating its project), pkg_2 (a draft),
 /// pkg_3, and pkg_2 flagged for review; and the offsets of its records.
 std::pair<std::string, std::vector<std::uint64_t>> four_record_log(agentctx::io::memory_file_system& fs) {
@@ -371,10 +380,7 @@ std::pair<std::string, std::vector<std::uint64_t>> four_record_log(agentctx::io:
     require_value(store.flag_for_review("pkg_2", relay::review_type::human));
   }
   std::string log = log_bytes(fs);
-  std::vector<std::uint64_t> offsets;
-  for (const auto& r : relay::scan_records(std::as_bytes(std::span(log.data(), log.size())), relay::log_header_size).records) {
-    offsets.push_back(r.offset);
-  }
+  const std::vector<std::uint64_t> offsets = record_offsets(log);
   REQUIRE(offsets.size() == 4);
   return {log, offsets};
 }
@@ -573,6 +579,224 @@ TEST_CASE("pull specific refuses a quarantined package, naming why") {
   CHECK(refused.error().message.find("quarantined: stored hash") != std::string::npos);
   CHECK(store.pull_specific("pkg_2").error().code == errc::not_found);
   CHECK(relay::protocol_error_of(relay::project_not_found("p")).code == "project_not_found");
+}
+
+
+namespace {
+
+/// A store like the audit's: a project (created by the deposit of pkg_0)
+/// with 8 packages, 6 facts (two keys superseded) and a session, in that
+/// project; and the offsets of the log's records.
+std::pair<std::string, std::vector<std::uint64_t>> project_log(agentctx::io::memory_file_system& fs) {
+  {
+    auto store = open_store(fs);
+    for (int i = 0; i < 8; ++i) require_value(store.deposit(package("pkg_" + std::to_string(i))));
+    for (int i = 0; i < 6; ++i) {
+      auto a = assertion("v" + std::to_string(i));
+      a.subject = "subject_" + std::to_string(i % 3);
+      require_value(store.assert_fact(a));
+    }
+    require_value(store.start_session("proj_demo", "claude", relay::actor_type::agent));
+  }
+  std::string log = log_bytes(fs);
+  const std::vector<std::uint64_t> offsets = record_offsets(log);
+  REQUIRE(offsets.size() == 15);
+  return {log, offsets};
+}
+
+}  // namespace
+
+TEST_CASE("repair keeps a project's records when the record that created the project is damaged") {
+  agentctx::io::memory_file_system fs;
+  const auto [whole, at] = project_log(fs);
+  REQUIRE(whole.substr(at[0], at[1] - at[0]).find(R"("project":{"created_at")") != std::string::npos);
+  std::string damaged = whole;
+  damaged[at[0] + 40] ^= 0x01;  // the first record: pkg_0's deposit, which created proj_demo
+  write_log(fs, damaged);
+  REQUIRE(relay::store::open(fs, "/r", test_options()).error().code == errc::corrupt);
+
+  const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1)));
+  CHECK(report.rewritten);
+  CHECK(report.records_kept == 14);
+  REQUIRE(report.lost.size() == 1);
+  CHECK(report.lost[0].offset == at[0]);
+  CHECK(report.lost[0].bytes == at[1] - at[0]);
+  CHECK(report.lost[0].what == "damaged bytes: record checksum mismatch");
+  REQUIRE(report.recreated.size() == 1);
+  CHECK(report.recreated[0].project_id == "proj_demo");
+  CHECK(report.recreated[0].offset == at[1]);
+  CHECK(report.recreated[0].created_at == "2026-04-18T20:00:00Z");  // pkg_1's created_at
+
+  auto store = open_store(fs, true);
+  CHECK(store.record_count() == 15);  // the recreated project and the 14 kept
+  REQUIRE(store.find_project("proj_demo") != nullptr);
+  CHECK(store.find_project("proj_demo")->created_at == "2026-04-18T20:00:00Z");
+  CHECK(require_value(store.packages_of("proj_demo")).size() == 7);
+  CHECK(store.find_package("pkg_0").error().code == errc::not_found);
+  CHECK(store.all_facts("proj_demo").size() == 6);
+  CHECK(store.facts("proj_demo").size() == 3);
+  CHECK(store.sessions("proj_demo").size() == 1);
+  CHECK(require_value(store.verify()).ok());
+  // The repaired store takes writes, and repairing it again finds nothing.
+  CHECK(require_value(open_store(fs).deposit(package("pkg_0"))).created);
+  CHECK_FALSE(require_value(relay::store::repair(fs, "/r", repair_at(2))).needed());
+}
+
+TEST_CASE("repair loses only the damaged record in the middle of a project's log") {
+  agentctx::io::memory_file_system fs;
+  const auto [whole, at] = project_log(fs);
+  std::string damaged = whole;
+  damaged[at[4] + 40] ^= 0x01;  // pkg_4's deposit
+  write_log(fs, damaged);
+  const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1)));
+  CHECK(report.records_kept == 14);
+  REQUIRE(report.lost.size() == 1);
+  CHECK(report.lost[0].offset == at[4]);
+  CHECK(report.recreated.empty());
+  auto store = open_store(fs, true);
+  CHECK(require_value(store.packages_of("proj_demo")).size() == 7);
+  CHECK(store.find_package("pkg_4").error().code == errc::not_found);
+  CHECK(store.all_facts("proj_demo").size() == 6);
+  CHECK(store.sessions("proj_demo").size() == 1);
+}
+
+TEST_CASE("a short relay.log that is not the start of a Relay header is refused, never overwritten") {
+  for (const std::string& foreign : {std::string("hello\n"), std::string("RELAYLOG\x02\0\0\0", 12), std::string(5, '\0')}) {
+    CAPTURE(foreign);
+    agentctx::io::memory_file_system fs;
+    require_ok(fs.create_dir("/r"));
+    write_log(fs, foreign);
+    auto reader_options = test_options();
+    reader_options.read_only = true;
+    auto reader = relay::store::open(fs, "/r", reader_options);
+    REQUIRE_FALSE(reader.has_value());
+    CHECK((reader.error().code == errc::bad_magic || reader.error().code == errc::unsupported_version));
+    auto writer = relay::store::open(fs, "/r", test_options());
+    REQUIRE_FALSE(writer.has_value());
+    CHECK(writer.error().code == reader.error().code);
+    CHECK(relay::store::repair(fs, "/r").error().code == reader.error().code);
+    CHECK(log_bytes(fs) == foreign);
+  }
+  CHECK(relay::check_log_header(std::as_bytes(std::span("hello\n", 6))) == relay::header_check::bad_magic);
+  // A prefix of the header (a creation a crash cut short, empty included) is
+  // a log being created: a reader is told so, a writer finishes it.
+  const std::string header = relay::encode_log_header();
+  for (std::size_t n : {std::size_t{0}, std::size_t{5}, std::size_t{12}, std::size_t{31}}) {
+    CAPTURE(n);
+    agentctx::io::memory_file_system fs;
+    require_ok(fs.create_dir("/r"));
+    write_log(fs, header.substr(0, n));
+    auto reader_options = test_options();
+    reader_options.read_only = true;
+    CHECK(relay::store::open(fs, "/r", reader_options).error().code == errc::not_found);
+    auto writer = require_value(relay::store::open(fs, "/r", test_options()));
+    CHECK(writer.record_count() == 0);
+    CHECK(log_bytes(fs) == header);
+  }
+}
+
+TEST_CASE("invalidate_fact on an unknown project is project_not_found") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  auto refused = store.invalidate_fact("proj_nope", "dashboard", "status");
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::not_found);
+  CHECK(relay::protocol_error_of(refused.error()).code == "project_not_found");
+  CHECK(store.find_project("proj_nope") == nullptr);
+  // A known project without the fact: nothing to invalidate.
+  require_value(store.create_project("proj_demo"));
+  CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status")) == 0);
+}
+
+TEST_CASE("assert_fact: source_package_id must be a package of the project; asserted_by copies its created_by whole") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  auto p = package("pkg_1");
+  p.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", nullptr},
+                                               {"x-cb", json::value::object_type{{"model", "m1"}}}});
+  require_value(store.deposit(p));
+  require_value(store.deposit(package("pkg_other", "proj_other")));
+
+  auto a = assertion("live");
+  a.source_package_id = "pkg_missing";
+  auto missing = store.assert_fact(a);
+  REQUIRE_FALSE(missing.has_value());
+  CHECK(missing.error().code == errc::not_found);
+  CHECK(relay::protocol_error_of(missing.error()).code == "package_not_found");
+  a.source_package_id = "pkg_other";  // another project's
+  CHECK(relay::protocol_error_of(store.assert_fact(a).error()).code == "package_not_found");
+  CHECK(store.all_facts("proj_demo").empty());
+
+  a.source_package_id = "pkg_1";
+  auto asserted = require_value(store.assert_fact(a));
+  const json::value* by = asserted.asserted->wire.find("asserted_by");
+  REQUIRE(by != nullptr);
+  CHECK(*by == *store.find_package("pkg_1").value()->package.wire.find("created_by"));
+  CHECK(by->find("x-cb")->find("model")->as_string() == "m1");
+  CHECK(by->find("session_id")->is_null());
+  const std::string fact_id = asserted.asserted->fact_id;
+  // An explicit asserted_by wins.
+  auto b = assertion("down");
+  b.source_package_id = "pkg_1";
+  b.asserted_by = relay::actor{"jordan", relay::actor_type::human, std::nullopt};
+  auto explicit_by = require_value(store.assert_fact(b));
+  CHECK(explicit_by.asserted->asserted_by->id == "jordan");
+  // Reopened, the fact is the same.
+  auto reader = open_store(fs, true);
+  CHECK(reader.find_fact(fact_id)->wire.find("asserted_by")->find("x-cb") != nullptr);
+}
+
+TEST_CASE("a session lists only its project's packages deposited while it was open") {
+  agentctx::io::memory_file_system fs;
+  std::string id;
+  {
+    auto store = open_store(fs);
+    id = require_value(store.start_session("proj_demo", "claude", relay::actor_type::agent))->session_id;
+    const auto in_session = [&](std::string package_id, std::string project) {
+      auto p = package(std::move(package_id), std::move(project));
+      p.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", id}});
+      return p;
+    };
+    require_value(store.deposit(in_session("pkg_b", "proj_demo")));
+    require_value(store.deposit(in_session("pkg_elsewhere", "proj_other")));
+    require_value(store.deposit(in_session("pkg_a", "proj_demo")));
+    require_value(store.deposit(package("pkg_unrelated")));
+    require_value(store.end_session(id));
+    require_value(store.deposit(in_session("pkg_late", "proj_demo")));
+    const json::value wire = store.session_wire(*store.find_session(id));
+    CHECK(*wire.find("packages_deposited") == json::value(json::value::array_type{"pkg_b", "pkg_a"}));
+  }
+  auto reader = open_store(fs, true);
+  CHECK(*reader.session_wire(*reader.find_session(id)).find("packages_deposited") ==
+        json::value(json::value::array_type{"pkg_b", "pkg_a"}));
+}
+
+TEST_CASE("awaiting_review needs a reviewer: review_type none is refused, review can set it") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  auto draft = package("pkg_1");
+  draft.set("status", "draft");
+  require_value(store.deposit(draft));
+  auto refused = store.review("pkg_1", relay::package_status::awaiting_review);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::invalid_argument);
+  CHECK(relay::protocol_error_of(refused.error()).code == "invalid_schema");
+  CHECK(store.flag_for_review("pkg_1", relay::review_type::none).error().code == errc::invalid_argument);
+  CHECK(store.review("pkg_1", relay::package_status::awaiting_review, {}, {}, relay::review_type::none).error().code ==
+        errc::invalid_argument);
+  // review_type goes only with awaiting_review.
+  CHECK(store.review("pkg_1", relay::package_status::complete, {}, {}, relay::review_type::human).error().code ==
+        errc::invalid_argument);
+  CHECK(require_value(store.find_package("pkg_1"))->changes.empty());
+
+  auto flagged = require_value(store.review("pkg_1", relay::package_status::awaiting_review, "please", {},
+                                            relay::review_type::agent));
+  CHECK(flagged->package.status == relay::package_status::awaiting_review);
+  CHECK(flagged->package.review == relay::review_type::agent);
+  // Resubmission after a revision keeps the reviewer.
+  require_value(store.review("pkg_1", relay::package_status::revision_requested));
+  auto resubmitted = require_value(store.review("pkg_1", relay::package_status::awaiting_review));
+  CHECK(resubmitted->package.review == relay::review_type::agent);
 }
 
 }  // namespace relay_store_test

@@ -21,6 +21,13 @@ T require_value(agentctx::result<T> r) {
 /// Fails the test with the error's description unless `r` succeeded.
 inline void require_ok(const agentctx::result<void>& r) { REQUIRE_MESSAGE(r.has_value(), r.error().describe()); }
 
+/// The error of `r`; fails the test if `r` holds a value.
+template <class T>
+agentctx::error require_error(agentctx::result<T> r) {
+  REQUIRE_FALSE(r.has_value());
+  return std::move(r).error();
+}
+
 /// errc::ok for a value, else the error's code.
 template <class T>
 agentctx::errc code_of(const agentctx::result<T>& r) {

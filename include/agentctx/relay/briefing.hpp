@@ -18,9 +18,11 @@
 // before questions before facts. The bundle then carries an extension member
 // (section 12.1) saying what was left out:
 //   "x-agentctx-budget": {"max_bytes", "bytes", "estimated_tokens",
-//     "omitted_packages": [ids], "omitted_open_questions": n, "omitted_facts": n}
-// A bundle whose fixed part alone exceeds the budget keeps that part and
-// reports every item omitted.
+//     "omitted_packages": [ids], "omitted_open_questions": n, "omitted_facts": n,
+//     "over_budget": true (only when it is)}
+// A bundle whose fixed part alone exceeds the budget keeps that part, reports
+// every item omitted, and is marked "over_budget". max_bytes and max_tokens
+// together: both apply (the tighter one decides).
 //
 // orchestrate() returns a DigestBundle (section 8.4; the spec fixes its
 // contents, this library its shape, docs/relay/protocol.md):
@@ -70,6 +72,7 @@ struct orientation {
   std::vector<std::string> omitted_packages;
   std::size_t omitted_open_questions = 0;
   std::size_t omitted_facts = 0;
+  bool over_budget = false;  ///< the fixed part alone exceeds the budget
 };
 
 /// Estimated tokens of `bytes` bytes of JSON: one per four bytes, rounded up.
@@ -243,11 +246,21 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
                                                   {"omitted_facts", out.omitted_facts}};
     out.bundle.set("x-agentctx-budget", report);
     // The size includes the report; two passes settle its own digits.
-    for (int pass = 0; pass < 2; ++pass) {
-      const std::size_t bytes = detail::compact_size(out.bundle, c);
-      json::value* r = out.bundle.find("x-agentctx-budget");
-      r->set("bytes", bytes);
-      r->set("estimated_tokens", estimate_tokens(bytes));
+    const auto settle = [&] {
+      for (int pass = 0; pass < 2; ++pass) {
+        const std::size_t bytes = detail::compact_size(out.bundle, c);
+        json::value* r = out.bundle.find("x-agentctx-budget");
+        r->set("bytes", bytes);
+        r->set("estimated_tokens", estimate_tokens(bytes));
+      }
+    };
+    settle();
+    if (detail::compact_size(out.bundle, c) > *budget) {
+      // Only a bundle already over (its fixed part alone exceeds the
+      // budget) carries the mark, so the mark never pushes one over.
+      out.over_budget = true;
+      out.bundle.find("x-agentctx-budget")->set("over_budget", true);
+      settle();
     }
   }
   out.bytes = detail::compact_size(out.bundle, c);

@@ -21,9 +21,12 @@
 // Import checks the whole file against the target store before it writes
 // anything: a line that is not valid, a hash that does not match, a package
 // id that exists with other content (already_exists) or a current fact that
-// would make two current facts for one key are errors naming the line. What
-// the target already holds identically is skipped, so importing the same
-// file twice changes nothing. The records are then appended one by one; a
+// would make two current facts for one key are errors naming the line, and so
+// is a line that would write into a project the target holds archived
+// (project_archived). What the target already holds identically is skipped,
+// so importing the same file twice changes nothing; a project the target
+// already holds keeps the target's content. A session's packages_deposited
+// is imported as listed, in its order. The records are then appended one by one; a
 // crash part-way leaves a prefix, and importing again completes it.
 #pragma once
 
@@ -111,13 +114,23 @@ struct import_report {
   std::size_t packages = 0;
   std::size_t status_changes = 0;
   std::size_t facts = 0;
-  std::size_t skipped = 0;  ///< lines the store already held identically
+  std::size_t skipped = 0;  ///< lines not written: held identically, or a project the store already holds
+  /// Projects the store already held with other content (another
+  /// created_at, name or archived state): the store's is kept, the export's
+  /// project line is skipped, and the import's packages, facts and sessions
+  /// go into the store's project.
+  std::vector<std::string> differing_projects;
 };
 
 /// Imports an export (see the file comment) into `s`, which must be open
-/// for writing. Errors: invalid_argument naming the line ("line 7: ...")
-/// for anything malformed or a hash mismatch; already_exists for a package
-/// id or fact id held with other content; the store's write errors.
+/// for writing. A project the store already holds keeps the store's
+/// content (import_report::differing_projects lists those that differ).
+/// Errors: invalid_argument naming the line ("line 7: ...") for anything
+/// malformed or a hash mismatch, and for input that does not start with the
+/// header line (empty input included); already_exists for a package id or fact
+/// id held with other content; archived (403 project_archived) for a line
+/// that would write into a project the store holds archived; the store's
+/// write errors.
 inline result<import_report> import_ndjson(store& s, std::string_view text) {
   json::canonicalizer canonicalizer;
   struct planned {
@@ -135,15 +148,32 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
 
   line_cursor lines(text);
   std::string_view line;
+  bool header_seen = false;
   while (lines.next(line)) {
     const std::size_t line_number = lines.number();
     const std::string where = "line " + std::to_string(line_number) + ": ";
     const auto bad = [&](const std::string& why) { return fail(errc::invalid_argument, where + why); };
+    // A line that would write into a project the store holds archived is
+    // refused, as deposit and assert_fact are (an archived project the
+    // import itself creates is restored as exported).
+    const auto writable = [&](const std::string& project_id) -> result<void> {
+      const project* held = s.find_project(project_id);
+      if (held == nullptr || !held->archived()) return {};
+      return fail(errc::archived, where + "project " + quote_for_message(project_id) + " is archived (project_archived)");
+    };
     auto parsed = canonicalizer.parse(line);
-    if (!parsed) return bad("not JSON: " + parsed.error().message);
+    if (!parsed) {
+      const std::string& message = parsed.error().message;
+      return bad(message.starts_with("not JSON") ? message : "not JSON: " + message);
+    }
     json::value& object = *parsed;
     const std::string* kind = detail::string_member(object, "kind");
     if (kind == nullptr) return bad("has no \"kind\"");
+    if (!header_seen && *kind != "relay-export") {
+      return bad("not a Relay export: its first line is not the header ({\"kind\":\"relay-export\",...}) but a " +
+                 quote_for_message(*kind) + " line");
+    }
+    header_seen = true;
 
     if (*kind == "relay-export") {
       const std::string* version = detail::string_member(object, "protocol_version");
@@ -153,7 +183,14 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
       if (wire == nullptr) return bad("project line without project");
       auto p = read_project(*wire);
       if (!p) return bad(p.error().message);
-      if (s.find_project(p->project_id) != nullptr || new_projects.count(p->project_id) != 0) {
+      if (new_projects.count(p->project_id) != 0) {
+        ++report.skipped;
+        continue;
+      }
+      if (const project* held = s.find_project(p->project_id)) {
+        // The store's project stays as it is (its name, created_at and
+        // archived state are the store's to change).
+        if (!(held->wire == *wire)) report.differing_projects.push_back(p->project_id);
         ++report.skipped;
         continue;
       }
@@ -163,9 +200,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
     } else if (*kind == "session") {
       const json::value* wire = object.find("session");
       if (wire == nullptr) return bad("session line without session");
-      json::value copy = *wire;
-      copy.erase("packages_deposited");
-      auto ses = read_session(copy);
+      auto ses = read_session(*wire);
       if (!ses) return bad(ses.error().message);
       if (s.find_project(ses->project_id) == nullptr && new_projects.count(ses->project_id) == 0) {
         return bad("session of project " + quote_for_message(ses->project_id) + ", which the export does not hold");
@@ -174,7 +209,10 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
         ++report.skipped;
         continue;
       }
-      plan.push_back({line_number, json::value::object_type{{"type", "session"}, {"session", std::move(copy)}}});
+      AGENTCTX_TRY(writable(ses->project_id));
+      // packages_deposited travels in the record: the exporting store's
+      // list, in its order, is the session's (store.hpp apply_session).
+      plan.push_back({line_number, json::value::object_type{{"type", "session"}, {"session", *wire}}});
       ++report.sessions;
     } else if (*kind == "package") {
       const std::string* hash = detail::string_member(object, "hash");
@@ -201,6 +239,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
         ++report.skipped;
         continue;
       }
+      AGENTCTX_TRY(writable(p->project_id));
       held_changes[key] = {0, 0};
       planned_wire[key] = *wire;
       plan.push_back({line_number, json::value::object_type{{"type", "package"}, {"hash", *hash}, {"package", *wire}}});
@@ -231,6 +270,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
         ++report.skipped;
         continue;
       }
+      AGENTCTX_TRY(writable(*project_id));
       json::value record = std::move(object);
       record.erase("kind");
       record.set("type", "status");
@@ -252,6 +292,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
         continue;
       }
       if (!planned_fact_ids.insert(f->fact_id).second) return bad("fact " + quote_for_message(f->fact_id) + " appears twice");
+      AGENTCTX_TRY(writable(f->project_id));
       if (f->is_current()) {
         const auto key = std::make_pair(f->project_id + '\n' + f->subject, f->predicate);
         if (s.current_fact(f->project_id, f->subject, f->predicate) != nullptr || !planned_current_keys.insert(key).second) {
@@ -265,6 +306,11 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
     } else {
       return bad("unknown kind " + quote_for_message(*kind));
     }
+  }
+  if (!header_seen) {
+    return fail(errc::invalid_argument,
+                "not a Relay export: the input is empty (an export starts with its header line, "
+                "{\"kind\":\"relay-export\",...})");
   }
 
   for (planned& p : plan) {

@@ -26,6 +26,7 @@
 // next good record and lists the bytes it skipped.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -56,10 +57,30 @@ inline std::string encode_log_header() {
   return out;
 }
 
-enum class header_check { ok, bad_magic, unsupported_version, damaged };
+/// What check_log_header() found:
+///   ok                   a header this build reads
+///   bad_magic            not a Relay log (a short file too, unless it is a
+///                        prefix of a header)
+///   unsupported_version  a Relay log of another format version
+///   incomplete           shorter than a header and a prefix of the header
+///                        this build writes (empty included): a creation a
+///                        crash interrupted, or one in progress
+///   damaged              a Relay header whose fixed fields are wrong (or a
+///                        short file that starts like one but is not a prefix)
+enum class header_check { ok, bad_magic, unsupported_version, incomplete, damaged };
 
 inline header_check check_log_header(std::span<const std::byte> bytes) noexcept {
-  if (bytes.size() < log_header_size) return header_check::damaged;
+  if (bytes.size() < log_header_size) {
+    const std::string header = encode_log_header();
+    if (bytes.empty() || std::memcmp(bytes.data(), header.data(), bytes.size()) == 0) return header_check::incomplete;
+    if (std::memcmp(bytes.data(), log_magic, std::min(bytes.size(), sizeof log_magic)) != 0) {
+      return header_check::bad_magic;
+    }
+    if (bytes.size() >= 12 && load_u32(bytes.data() + 8) != log_format_version) {
+      return header_check::unsupported_version;
+    }
+    return header_check::damaged;
+  }
   if (std::memcmp(bytes.data(), log_magic, sizeof log_magic) != 0) return header_check::bad_magic;
   if (load_u32(bytes.data() + 8) != log_format_version) return header_check::unsupported_version;
   if (load_u32(bytes.data() + 12) != log_header_size) return header_check::damaged;

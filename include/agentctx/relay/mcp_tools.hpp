@@ -299,6 +299,10 @@ inline mcp::json_schema review_input_schema() {
                                        .allowed_values({"complete", "revision_requested", "awaiting_review"})
                                        .description("The new status: a reviewer's complete or revision_requested, "
                                                     "or awaiting_review to resubmit after a revision"))
+      .property("review_type", json_schema::string()
+                                   .allowed_values({"human", "agent"})
+                                   .description("With status awaiting_review: who should review it (default: the "
+                                                "package's review_type, which must then not be none)"))
       .property("note", json_schema::string().description("The reviewer's note"))
       .property("project_id", id_schema("The package's project (needed when the id exists in several projects)"));
 }
@@ -473,9 +477,11 @@ inline mcp::tool_result flag_tool(mcp_tool_state& state, simdjson::dom::object a
 }
 
 inline mcp::tool_result review_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  std::optional<review_type> type;
+  if (auto text = string_argument(arguments, "review_type")) type = parse_review_type(*text);
   auto reviewed = state.relay->review(
       *string_argument(arguments, "package_id"), *parse_package_status(*string_argument(arguments, "status")),
-      string_argument(arguments, "note"), string_argument(arguments, "project_id").value_or(std::string()));
+      string_argument(arguments, "note"), string_argument(arguments, "project_id").value_or(std::string()), type);
   if (!reviewed) return protocol_failure(reviewed.error());
   return object_result(stored_json(**reviewed));
 }

@@ -54,8 +54,10 @@ inline std::string searchable_text(const package& p) {
 }
 
 /// The `limit` packages most relevant to `query` among `candidates`, best
-/// first (equal scores: the earlier deposit first). Errors: invalid_argument
-/// for an empty query or a limit of 0; the embedder's errors.
+/// first (equal scores: the earlier deposit first); fewer, or none, when fewer
+/// are related to it at all: a package is a candidate when its vector's cosine
+/// with the query's is above 0 or it holds a query term. Errors:
+/// invalid_argument for an empty query or a limit of 0; the embedder's errors.
 inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_package* const> candidates,
                                                       std::string_view query, std::size_t limit,
                                                       agdb::embedder& embedder) {
@@ -92,7 +94,10 @@ inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_pa
   for (std::size_t i = 0; i < live.size(); ++i) {
     const float denominator = std::sqrt(norms[i]) * query_norm;
     cosine[i] = denominator > 0.0f ? dots[i] / denominator : 0.0;
-    vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
+    // A package no closer to the query than an unrelated one (cosine <= 0)
+    // is not "semantically related" (section 8.2): it does not enter the
+    // vector ranking, and only its query terms can bring it in.
+    if (cosine[i] > 0.0) vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
   }
 
   // Lexical ranking over the same texts.

@@ -155,11 +155,24 @@ struct repair_loss {
   std::string what;          ///< "damaged bytes: record checksum mismatch", "record does not apply: ..."
 };
 
+/// A project store::repair() recreated: the record that created it was
+/// lost, and a later record writes to it.
+struct repair_recreation {
+  std::uint64_t offset = 0;  ///< in the damaged log: the first kept record that writes to the project
+  std::string project_id;
+  std::string created_at;    ///< that record's time (its created_at, or a session's started_at)
+};
+
 /// What store::repair() found and did.
 struct repair_report {
   std::uint64_t log_bytes = 0;        ///< of the log as found
-  std::size_t records_kept = 0;
+  std::size_t records_kept = 0;       ///< records of the log as found that were kept
   std::vector<repair_loss> lost;      ///< in log order
+  /// Projects whose creation was lost, recreated as {project_id, created_at}
+  /// (their name and description, unless a later project record restates
+  /// them, are lost) in a record written before the first kept record that
+  /// writes to them.
+  std::vector<repair_recreation> recreated;
   bool header_rewritten = false;      ///< the header's fixed fields were damaged
   bool rewritten = false;             ///< relay.log was replaced (false: nothing to repair, or a dry run)
   std::string backup;                 ///< where the log as found was kept, when it was replaced
@@ -226,7 +239,8 @@ class store {
 
   // --- projects --------------------------------------------------------------------
 
-  /// Creates a project. Errors: already_exists when it exists.
+  /// Creates a project. Errors: already_exists when it exists; the schema
+  /// errors of read_project (an empty project_id).
   result<const project*> create_project(std::string project_id, std::optional<std::string> name = {},
                                         std::optional<std::string> description = {}) {
     if (projects_.count(project_id) != 0) {
@@ -235,6 +249,7 @@ class store {
     json::value wire = new_project_wire(project_id);
     if (name) wire.set("name", *name);
     if (description) wire.set("description", *description);
+    if (auto checked = read_project(wire); !checked) return unexpected(std::move(checked).error());
     json::value record = json::value::object_type{{"type", "project"}, {"project", std::move(wire)}};
     AGENTCTX_TRY(commit(record));
     return &projects_.at(project_id).info;
@@ -369,9 +384,10 @@ class store {
 
   // --- review (L3) -------------------------------------------------------------------
 
-  /// flag_for_review (section 8.5): status awaiting_review with `type`.
-  /// Errors: not_found; invalid_transition from complete (and from
-  /// awaiting_review, which is already flagged).
+  /// flag_for_review (section 8.5): status awaiting_review with `type`,
+  /// human or agent. Errors: not_found; invalid_argument (400
+  /// invalid_schema) for review_type none; invalid_transition from complete
+  /// (and from awaiting_review, which is already flagged).
   result<const stored_package*> flag_for_review(const std::string& package_id, review_type type,
                                                 std::optional<std::string> note = {},
                                                 const std::string& project_id = {}) {
@@ -379,11 +395,21 @@ class store {
   }
 
   /// A reviewer's decision or an author's resubmission: moves the package to
-  /// `to` along the allowed transitions (is_allowed_transition). Errors:
-  /// not_found; invalid_transition.
+  /// `to` along the allowed transitions (is_allowed_transition). `type` sets
+  /// the review_type and is taken only with `to` awaiting_review; without it
+  /// the package keeps its review_type. A package enters awaiting_review
+  /// only with a reviewer, human or agent (section 8.5): a draft whose
+  /// review_type is none needs `type`. Errors: not_found; invalid_transition;
+  /// invalid_argument (400 invalid_schema) when awaiting_review would have
+  /// review_type none, or `type` comes with another status.
   result<const stored_package*> review(const std::string& package_id, package_status to,
-                                       std::optional<std::string> note = {}, const std::string& project_id = {}) {
-    return change_status(package_id, project_id, to, std::nullopt, std::move(note));
+                                       std::optional<std::string> note = {}, const std::string& project_id = {},
+                                       std::optional<review_type> type = {}) {
+    if (type && to != package_status::awaiting_review) {
+      return detail::schema_error("review_type", "is set only when the package enters awaiting_review (got status " +
+                                                     std::string(to_string(to)) + ")");
+    }
+    return change_status(package_id, project_id, to, type, std::move(note));
   }
 
   /// Packages of a project in awaiting_review, oldest first.
@@ -402,8 +428,11 @@ class store {
 
   /// assert_fact (section 8.6, 7.3): supersedes the current fact of (project,
   /// subject, predicate) in the same record. The identical value again is a
-  /// no-op (changed = false). Errors: invalid_argument (a field, or a
-  /// valid_from earlier than the current fact's), archived.
+  /// no-op (changed = false). asserted_by defaults to a copy of the source
+  /// package's created_by (x-* members kept). Errors: invalid_argument (a
+  /// field, or a valid_from earlier than the current fact's), not_found (404
+  /// package_not_found: source_package_id is not a package of the project),
+  /// archived.
   result<assert_outcome> assert_fact(const fact_assertion& input) {
     AGENTCTX_TRY(check_writable());
     const std::string now = now_text();
@@ -417,11 +446,20 @@ class store {
     wire.set("created_at", now);
     if (input.source_package_id) wire.set("source_package_id", *input.source_package_id);
     if (input.confidence) wire.set("confidence", *input.confidence);
-    std::optional<actor> by = input.asserted_by;
-    if (!by && input.source_package_id) {
-      if (auto source = find_package(*input.source_package_id, input.project_id)) by = (*source)->package.created_by;
+    const stored_package* source = nullptr;
+    if (input.source_package_id) {
+      // The package the fact was asserted via (section 7.2): one of this project's.
+      auto found = find_package(*input.source_package_id, input.project_id);
+      if (!found) return unexpected(std::move(found).error());
+      source = *found;
     }
-    if (by) wire.set("asserted_by", detail::actor_wire(*by));
+    if (input.asserted_by) {
+      wire.set("asserted_by", detail::actor_wire(*input.asserted_by));
+    } else if (source != nullptr) {
+      // A copy of the source package's created_by, unknown and x-* members
+      // included (section 12.1).
+      if (const json::value* by = source->package.wire.find("created_by")) wire.set("asserted_by", *by);
+    }
     if (!input.tags.empty()) {
       json::value::array_type tags(input.tags.begin(), input.tags.end());
       wire.set("tags", std::move(tags));
@@ -448,11 +486,14 @@ class store {
 
   /// invalidate_fact (section 8.7): ends the current fact of the key (only
   /// when its value is `value`, if given) without a replacement. Returns the
-  /// count invalidated (0 or 1 in v0.1). Errors: archived.
+  /// count invalidated (0 or 1 in v0.1). Errors: not_found (404
+  /// project_not_found) for an unknown project, archived.
   result<std::size_t> invalidate_fact(const std::string& project_id, const std::string& subject,
                                       const std::string& predicate, std::optional<std::string> value = {}) {
     AGENTCTX_TRY(check_writable());
-    if (const auto* state = find_project_state(project_id); state != nullptr && state->info.archived()) {
+    const auto* state = find_project_state(project_id);
+    if (state == nullptr) return no_project(project_id);
+    if (state->info.archived()) {
       return fail(errc::archived, "project " + quote_for_message(project_id) + " is archived (project_archived)");
     }
     const fact* current = current_fact(project_id, subject, predicate);
@@ -571,14 +612,18 @@ class store {
     return out;
   }
 
-  /// The session's wire object with packages_deposited filled in from the
-  /// packages deposited under it.
+  /// The session's wire object with packages_deposited filled in: the
+  /// packages of the session's project whose created_by.session_id names it
+  /// and that were deposited while it was open, in deposit order (for an
+  /// imported session: the exporting store's list, then any deposited here).
   json::value session_wire(const session& s) const {
     json::value wire = s.wire;
     json::value::array_type ids;
     auto it = session_packages_.find(s.session_id);
     if (it != session_packages_.end()) {
-      for (std::size_t index : it->second) ids.emplace_back(packages_[index].package.package_id);
+      for (const std::string& id : it->second.ids) {
+        if (find_in_project(s.project_id, id) != nullptr) ids.emplace_back(id);
+      }
     }
     wire.set("packages_deposited", std::move(ids));
     return wire;
@@ -606,7 +651,12 @@ class store {
   /// record whose frame and checksum survive and that still applies to the
   /// records kept before it is kept, in order; damaged bytes, records that
   /// are not JSON and records that no longer apply (a status change of a
-  /// package whose deposit was lost) are listed as lost. Unless nothing is
+  /// package whose deposit was lost) are listed as lost. A project whose
+  /// creation was lost (the deposit that created it, say) is recreated as
+  /// {project_id, created_at} just before the first kept package, fact or
+  /// session record that writes to it, created_at being that record's
+  /// time; report.recreated lists these, so the records of the project
+  /// survive the loss of its first one. Unless nothing is
   /// lost or it is a dry run, the log as found is first kept whole as
   /// relay.log.damaged-<unix ms> (with -1, -2, ... when that name is taken;
   /// written and synced), then relay.log is
@@ -630,6 +680,7 @@ class store {
       case header_check::ok: break;
       case header_check::bad_magic:
       case header_check::unsupported_version: return unexpected(foreign_log_error(bytes, log_path));
+      case header_check::incomplete: report.lost.push_back({0, bytes.size(), "incomplete header"}); break;
       case header_check::damaged:
         if (bytes.size() < log_header_size) {
           report.lost.push_back({0, bytes.size(), "incomplete header"});
@@ -664,8 +715,28 @@ class store {
           continue;
         }
         if (auto applies = replay.apply(*record, true); !applies) {
-          lose(r.offset, size, "record does not apply: " + applies.error().message);
-          continue;
+          // A record that writes to a project whose creation was lost is
+          // kept, after a record recreating the project from what it implies.
+          std::optional<json::value> implied = replay.implied_project(*record);
+          bool kept = false;
+          if (implied) {
+            json::value with_project = *record;
+            with_project.set("project", *implied);
+            if (replay.apply(with_project, true)) {
+              json::value project_record = json::value::object_type{{"type", "project"}, {"project", *implied}};
+              auto text = replay.canonicalizer_.serialize(project_record, json::canonical_form::jcs);
+              if (!text) return unexpected(std::move(text).error());
+              if (auto applied = replay.apply(project_record, false); !applied) return unexpected(std::move(applied).error());
+              relay::append_record(rebuilt, *text);
+              report.recreated.push_back({r.offset, *detail::string_member(*implied, "project_id"),
+                                          *detail::string_member(*implied, "created_at")});
+              kept = true;
+            }
+          }
+          if (!kept) {
+            lose(r.offset, size, "record does not apply: " + applies.error().message);
+            continue;
+          }
         }
         if (auto applied = replay.apply(*record, false); !applied) return unexpected(std::move(applied).error());
         relay::append_record(rebuilt, r.payload);
@@ -710,6 +781,12 @@ class store {
   std::string now_text() const { return format_rfc3339_utc_ms(clock_()); }
 
  private:
+  // The package ids of one session's packages_deposited, in order.
+  struct session_package_list {
+    std::vector<std::string> ids;
+    std::set<std::string> listed;
+  };
+
   struct project_state {
     relay::project info;
     std::vector<std::size_t> packages;  // indexes into packages_, deposit order
@@ -813,6 +890,11 @@ class store {
       return fail(errc::archived, "project " + quote_for_message(p.package.project_id) + " is archived (project_archived)");
     }
     const review_type new_review = type.value_or(p.package.review);
+    if (to == package_status::awaiting_review && new_review == review_type::none) {
+      // Section 8.5: awaiting_review is blocked on a reviewer, human or agent.
+      return detail::schema_error("review_type", "must be human or agent for a package awaiting review (package " +
+                                                     quote_for_message(package_id) + " has none)");
+    }
     json::value next = p.package.wire;
     next.set("status", std::string(to_string(to)));
     next.set("review_type", std::string(to_string(new_review)));
@@ -856,12 +938,22 @@ class store {
       if (!size) return unexpected(std::move(size).error());
       if (*size < log_header_size) {
         // A new log, or one whose creation a crash interrupted before any
-        // record could be written: (re)write the header.
-        AGENTCTX_TRY(log_->truncate(0));
-        const std::string header = encode_log_header();
-        AGENTCTX_TRY(log_->append(std::as_bytes(std::span(header.data(), header.size()))));
-        AGENTCTX_TRY(log_->sync());
-        AGENTCTX_TRY(fs_->sync_dir(dir_));
+        // record could be written (a prefix of the header): (re)write the
+        // header. Any other short file is someone else's, which load_from()
+        // refuses below; it is never overwritten.
+        std::string head(static_cast<std::size_t>(*size), '\0');
+        auto got = log_->read_at(0, std::as_writable_bytes(std::span(head.data(), head.size())));
+        if (!got) return unexpected(std::move(got).error());
+        head.resize(*got);
+        const bool torn_creation =
+            *got == *size && check_log_header(std::as_bytes(std::span(head.data(), head.size()))) == header_check::incomplete;
+        if (torn_creation) {
+          AGENTCTX_TRY(log_->truncate(0));
+          const std::string header = encode_log_header();
+          AGENTCTX_TRY(log_->append(std::as_bytes(std::span(header.data(), header.size()))));
+          AGENTCTX_TRY(log_->sync());
+          AGENTCTX_TRY(fs_->sync_dir(dir_));
+        }
       }
     }
     return load_from(0);
@@ -888,10 +980,10 @@ class store {
         case header_check::ok: break;
         case header_check::bad_magic:
         case header_check::unsupported_version: return unexpected(foreign_log_error(bytes, path_of(log_file_name)));
+        case header_check::incomplete:
+          // Only a reader gets here: a writer has just written the header.
+          return fail(errc::not_found, "no Relay store here (relay.log is being created)", dir_);
         case header_check::damaged:
-          if (options_.read_only && bytes.size() < log_header_size) {
-            return fail(errc::not_found, "no Relay store here (relay.log is being created)", dir_);
-          }
           return fail(errc::corrupt, "relay.log header is damaged", path_of(log_file_name), 0);
       }
       offset = log_header_size;
@@ -1004,6 +1096,31 @@ class store {
     return {};
   }
 
+  // For repair: the project a package, fact or session record writes to,
+  // when the state does not hold it and the record does not create it, as
+  // {project_id, created_at} with the record's own time; otherwise nothing.
+  std::optional<json::value> implied_project(const json::value& record) const {
+    const std::string* type = detail::string_member(record, "type");
+    if (type == nullptr || record.find("project") != nullptr) return std::nullopt;
+    const char* member = nullptr;
+    const char* time = nullptr;
+    if (*type == "package" || *type == "fact") {
+      member = *type == "package" ? "package" : "fact";
+      time = "created_at";
+    } else if (*type == "session") {
+      member = "session";
+      time = "started_at";
+    } else {
+      return std::nullopt;
+    }
+    const json::value* object = record.find(member);
+    if (object == nullptr || !object->is_object()) return std::nullopt;
+    const std::string* project_id = detail::string_member(*object, "project_id");
+    const std::string* at = detail::string_member(*object, time);
+    if (project_id == nullptr || at == nullptr || projects_.count(*project_id) != 0) return std::nullopt;
+    return json::value(json::value::object_type{{"project_id", *project_id}, {"created_at", *at}});
+  }
+
   bool project_known(const std::string& project_id, const std::optional<std::string>& pending) const {
     return projects_.count(project_id) != 0 || (pending && *pending == project_id);
   }
@@ -1059,7 +1176,15 @@ class store {
     const std::size_t index = packages_.size();
     by_package_id_[stored.package.package_id].push_back(index);
     projects_.at(stored.package.project_id).packages.push_back(index);
-    if (stored.package.created_by.session_id) session_packages_[*stored.package.created_by.session_id].push_back(index);
+    if (const auto& session_id = stored.package.created_by.session_id) {
+      // Section 5.5: a session's packages are those its actor deposited in
+      // its project while it was open.
+      auto open = sessions_.find(*session_id);
+      if (open != sessions_.end() && open->second.project_id == stored.package.project_id && !open->second.ended_at) {
+        session_package_list& list = session_packages_[*session_id];
+        if (list.listed.insert(stored.package.package_id).second) list.ids.push_back(stored.package.package_id);
+      }
+    }
     packages_.push_back(std::move(stored));
     return {};
   }
@@ -1187,12 +1312,22 @@ class store {
   result<void> apply_session(const json::value& record, const std::optional<std::string>& pending, bool dry) {
     const json::value* wire = record.find("session");
     if (wire == nullptr) return fail(errc::corrupt, "session record without session");
-    json::value copy = *wire;
-    copy.erase("packages_deposited");  // derived from the packages
-    auto s = read_session(std::move(copy));
+    auto s = read_session(*wire);
     if (!s) return fail(errc::corrupt, "session record fails validation: " + s.error().message);
     if (!project_known(s->project_id, pending)) return fail(errc::corrupt, "session of unknown project");
     if (dry) return {};
+    // packages_deposited is derived from the deposits (apply_package); a
+    // record carries it only when it was imported, with the list (in its
+    // order) of the store that exported it.
+    if (wire->find("packages_deposited") != nullptr) {
+      session_package_list& list = session_packages_[s->session_id];
+      list = {};
+      for (std::string& id : s->packages_deposited) {
+        if (list.listed.insert(id).second) list.ids.push_back(std::move(id));
+      }
+    }
+    s->packages_deposited.clear();
+    s->wire.erase("packages_deposited");
     std::string id = s->session_id;
     sessions_[std::move(id)] = std::move(*s);
     return {};
@@ -1215,7 +1350,7 @@ class store {
   std::vector<stored_package> packages_;
   std::unordered_map<std::string, std::vector<std::size_t>> by_package_id_;
   std::map<std::uint64_t, std::string> quarantine_reasons_;
-  std::unordered_map<std::string, std::vector<std::size_t>> session_packages_;
+  std::unordered_map<std::string, session_package_list> session_packages_;
   std::vector<fact> facts_;
   std::unordered_map<std::string, std::size_t> fact_by_id_;
   std::map<std::string, session> sessions_;

@@ -159,7 +159,8 @@ try {
     });
     assert.equal(a.changed, true);
     assert.equal(a.superseded, null);
-    assert.deepEqual(a.fact.asserted_by, { id: "jordan", type: "human" });
+    // The source package's created_by, copied whole (its null session_id too).
+    assert.deepEqual(a.fact.asserted_by, { id: "jordan", type: "human", session_id: null });
     firstFact = a.fact.fact_id;
     const b = await ok(client, "relay_assert_fact", { ...key, value: "97.0", valid_from: "2026-04-10T12:00:00Z" });
     assert.equal(b.changed, true);

@@ -661,7 +661,7 @@ TEST_CASE("repair loses only the damaged record in the middle of a project's log
 }
 
 TEST_CASE("a short relay.log that is not the start of a Relay header is refused, never overwritten") {
-  for (const std::string& foreign : {std::string("hello\n"), std::string("RELAYLOG\x02\0\0\0", 12), std::string(5, '\0')}) {
+  for (const std::string& foreign : {std::string("hello\n"), std::string("RELAYLOG\x02\0\0\0", 12), std::string("\0\0x", 3)}) {
     CAPTURE(foreign);
     agentctx::io::memory_file_system fs;
     require_ok(fs.create_dir("/r"));
@@ -679,13 +679,20 @@ TEST_CASE("a short relay.log that is not the start of a Relay header is refused,
   }
   CHECK(relay::check_log_header(std::as_bytes(std::span("hello\n", 6))) == relay::header_check::bad_magic);
   // A prefix of the header (a creation a crash cut short, empty included) is
-  // a log being created: a reader is told so, a writer finishes it.
+  // a log being created: a reader is told so, a writer finishes it. So are
+  // zeros (a file system that made the length durable before the bytes).
   const std::string header = relay::encode_log_header();
+  std::vector<std::string> being_created;
   for (std::size_t n : {std::size_t{0}, std::size_t{5}, std::size_t{12}, std::size_t{31}}) {
-    CAPTURE(n);
+    being_created.push_back(header.substr(0, n));
+  }
+  being_created.emplace_back(10, '\0');
+  being_created.emplace_back(31, '\0');
+  for (const std::string& start : being_created) {
+    CAPTURE(start.size());
     agentctx::io::memory_file_system fs;
     require_ok(fs.create_dir("/r"));
-    write_log(fs, header.substr(0, n));
+    write_log(fs, start);
     auto reader_options = test_options();
     reader_options.read_only = true;
     CHECK(relay::store::open(fs, "/r", reader_options).error().code == errc::not_found);
@@ -769,6 +776,34 @@ TEST_CASE("a session lists only its project's packages deposited while it was op
   auto reader = open_store(fs, true);
   CHECK(*reader.session_wire(*reader.find_session(id)).find("packages_deposited") ==
         json::value(json::value::array_type{"pkg_b", "pkg_a"}));
+}
+
+TEST_CASE("a session an earlier version imported (ended, no list, before its packages) keeps its packages") {
+  // An earlier version's import wrote the session record, already ended and
+  // without packages_deposited, before the session's packages: its
+  // packages are the session's, as that version listed them.
+  agentctx::io::memory_file_system fs;
+  const std::string id = "sess_0123456789abcdef0123456789abcdef";
+  {
+    auto store = open_store(fs);
+    require_ok(store.append_record(json::value::object_type{
+        {"type", "project"},
+        {"project", json::value::object_type{{"project_id", "proj_demo"}, {"created_at", "2026-04-01T00:00:00Z"}}}}));
+    require_ok(store.append_record(json::value::object_type{
+        {"type", "session"},
+        {"session", json::value::object_type{{"session_id", id},
+                                             {"project_id", "proj_demo"},
+                                             {"actor_id", "claude"},
+                                             {"actor_type", "agent"},
+                                             {"started_at", "2026-04-01T00:00:00Z"},
+                                             {"ended_at", "2026-04-02T00:00:00Z"}}}}));
+    auto p = package("pkg_a");
+    p.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", id}});
+    require_value(store.deposit(p));
+  }
+  auto reader = open_store(fs, true);
+  CHECK(*reader.session_wire(*reader.find_session(id)).find("packages_deposited") ==
+        json::value(json::value::array_type{"pkg_a"}));
 }
 
 TEST_CASE("awaiting_review needs a reviewer: review_type none is refused, review can set it") {

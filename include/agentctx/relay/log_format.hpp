@@ -63,8 +63,8 @@ inline std::string encode_log_header() {
 ///                        prefix of a header)
 ///   unsupported_version  a Relay log of another format version
 ///   incomplete           shorter than a header and a prefix of the header
-///                        this build writes (empty included): a creation a
-///                        crash interrupted, or one in progress
+///                        this build writes (empty included) or all zeros: a
+///                        creation a crash interrupted, or one in progress
 ///   damaged              a Relay header whose fixed fields are wrong (or a
 ///                        short file that starts like one but is not a prefix)
 enum class header_check { ok, bad_magic, unsupported_version, incomplete, damaged };
@@ -73,6 +73,11 @@ inline header_check check_log_header(std::span<const std::byte> bytes) noexcept 
   if (bytes.size() < log_header_size) {
     const std::string header = encode_log_header();
     if (bytes.empty() || std::memcmp(bytes.data(), header.data(), bytes.size()) == 0) return header_check::incomplete;
+    // Zeros: a file system that made the new length durable before the
+    // header's bytes (XFS, ext4 data=writeback) after a crash in creation.
+    if (std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; })) {
+      return header_check::incomplete;
+    }
     if (std::memcmp(bytes.data(), log_magic, std::min(bytes.size(), sizeof log_magic)) != 0) {
       return header_check::bad_magic;
     }

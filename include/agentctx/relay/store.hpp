@@ -1179,8 +1179,11 @@ class store {
     if (const auto& session_id = stored.package.created_by.session_id) {
       // Section 5.5: a session's packages are those its actor deposited in
       // its project while it was open.
+      // A session imported already ended by an earlier version, without its
+      // list, lists its packages as that version did: whatever names it.
       auto open = sessions_.find(*session_id);
-      if (open != sessions_.end() && open->second.project_id == stored.package.project_id && !open->second.ended_at) {
+      if (open != sessions_.end() && open->second.project_id == stored.package.project_id &&
+          (!open->second.ended_at || listless_imports_.count(*session_id) != 0)) {
         session_package_list& list = session_packages_[*session_id];
         if (list.listed.insert(stored.package.package_id).second) list.ids.push_back(stored.package.package_id);
       }
@@ -1319,6 +1322,12 @@ class store {
     // packages_deposited is derived from the deposits (apply_package); a
     // record carries it only when it was imported, with the list (in its
     // order) of the store that exported it.
+    if (s->ended_at && wire->find("packages_deposited") == nullptr && sessions_.count(s->session_id) == 0) {
+      // Created already ended: an import. Without packages_deposited it was
+      // written by an earlier version's import (which left the list out and
+      // wrote the session before its packages).
+      listless_imports_.insert(s->session_id);
+    }
     if (wire->find("packages_deposited") != nullptr) {
       session_package_list& list = session_packages_[s->session_id];
       list = {};
@@ -1351,6 +1360,7 @@ class store {
   std::unordered_map<std::string, std::vector<std::size_t>> by_package_id_;
   std::map<std::uint64_t, std::string> quarantine_reasons_;
   std::unordered_map<std::string, session_package_list> session_packages_;
+  std::set<std::string> listless_imports_;  // sessions an earlier version imported (apply_session)
   std::vector<fact> facts_;
   std::unordered_map<std::string, std::size_t> fact_by_id_;
   std::map<std::string, session> sessions_;

@@ -145,10 +145,16 @@ inline void print_package_detail(const relay::stored_package& stored) {
     if (!text.empty()) std::cout << "  " << label << std::string(14 - label.size(), ' ') << text << '\n';
   };
   const auto shown_field = [&](std::string_view label, const std::string& text) { field(label, shown(text)); };
+  // The items are printed as they are: text shown() already made safe.
   const auto list = [](std::string_view label, const std::vector<std::string>& items) {
     if (items.empty()) return;
     std::cout << "  " << label << '\n';
-    for (const std::string& item : items) std::cout << "    - " << shown(item) << '\n';
+    for (const std::string& item : items) std::cout << "    - " << item << '\n';
+  };
+  const auto shown_all = [](const std::vector<std::string>& items) {
+    std::vector<std::string> out;
+    for (const std::string& item : items) out.push_back(shown(item));
+    return out;
   };
   std::cout << shown(p.package_id) << " in project " << shown(p.project_id) << (stored.quarantined ? " (QUARANTINED)" : "")
             << '\n';
@@ -160,35 +166,27 @@ inline void print_package_detail(const relay::stored_package& stored) {
   shown_field("hash", stored.hash);
   if (stored.deposited_hash != stored.hash) shown_field("deposited as", stored.deposited_hash);
   shown_field("topic", p.topic.value_or(""));
-  std::vector<std::string> tags;
-  for (const std::string& tag : p.tags) tags.push_back(shown(tag));
-  field("tags", joined(tags));
+  field("tags", joined(shown_all(p.tags)));
   shown_field("parent", p.parent_package_id.value_or(""));
   shown_field("storage path", p.storage_path.value_or(""));
   shown_field("description", p.description);
-  list("decisions", p.decisions_made);
-  list("open questions", p.open_questions);
+  list("decisions", shown_all(p.decisions_made));
+  list("open questions", shown_all(p.open_questions));
   field("handoff", p.handoff_note.empty() || !p.estimated_next_actor
                        ? shown(p.handoff_note)
                        : shown(p.handoff_note) + " (next: " + std::string(relay::to_string(*p.estimated_next_actor)) + ")");
-  // The lists below are built of text shown() already made safe.
-  const auto shown_list = [](std::string_view label, const std::vector<std::string>& items) {
-    if (items.empty()) return;
-    std::cout << "  " << label << '\n';
-    for (const std::string& item : items) std::cout << "    - " << item << '\n';
-  };
   std::vector<std::string> deliverables;
   for (const relay::deliverable& d : p.deliverables) {
     deliverables.push_back(shown(d.path) + " (" + shown(d.type) + (d.hash ? ", " + shown(*d.hash) : "") +
                            (d.size_bytes ? ", " + count_of(*d.size_bytes, "byte") : "") + ")");
   }
-  shown_list("deliverables", deliverables);
+  list("deliverables", deliverables);
   std::vector<std::string> changes;
   for (const relay::status_change& c : stored.changes) {
     changes.push_back(shown(c.at) + " " + std::string(relay::to_string(c.status)) + " (review " +
                       std::string(relay::to_string(c.review)) + ")" + (c.note ? ": " + shown(*c.note) : ""));
   }
-  shown_list("status changes", changes);
+  list("status changes", changes);
   if (!p.content_md.empty()) std::cout << "  content\n" << shown_lines(p.content_md);
 }
 

@@ -22,6 +22,7 @@
 #include "agentctx/memory/result_json.hpp"
 #include "common/command_registration.hpp"
 #include "common/command_support.hpp"
+#include "common/input.hpp"
 
 namespace memory_cli {
 
@@ -161,14 +162,9 @@ inline std::optional<memory::memory_error> read_content(const content_options& o
     out = o.content;
     return std::nullopt;
   }
-  std::FILE* f = o.file == "-" ? stdin : std::fopen(o.file.c_str(), "rb");
-  if (f == nullptr) return memory::failure(memory::error_code::io_error, "cannot open " + o.file);
-  char buffer[65536];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) out.append(buffer, n);
-  const bool failed = std::ferror(f) != 0;
-  if (f != stdin) std::fclose(f);
-  if (failed) return memory::failure(memory::error_code::io_error, "cannot read " + o.file);
+  auto text = agentctx_cli::read_input(o.file);
+  if (!text) return memory::failure(memory::error_code::io_error, text.error().describe());
+  out += *text;
   return std::nullopt;
 }
 

@@ -7,9 +7,7 @@
 // export's profile is the layers' and computed again otherwise, one atomic
 // write under the layer's lock.
 #include <cstdint>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +21,7 @@
 #include "agentsdb/layer_files.hpp"
 #include "agentsdb/output.hpp"
 #include "common/embedder_options.hpp"
+#include "common/input.hpp"
 
 namespace agentsdb {
 namespace {
@@ -56,16 +55,10 @@ int run_import(const import_cli_options& o) {
   if (!configured) return usage_error(configured.error().message);
   request.embedder = *configured;
 
-  std::string text;
-  if (o.in == "-") {
-    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  } else {
-    std::ifstream file(o.in, std::ios::binary);
-    if (!file) return usage_error("cannot read " + o.in);
-    text.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-  }
-  auto bundle = agdb::parse_export(text);
-  if (!bundle) return report_error(bundle.error().with_path(o.in == "-" ? "standard input" : o.in));
+  auto text = agentctx_cli::read_input(o.in);
+  if (!text) return report_error(text.error());
+  auto bundle = agdb::parse_export(*text);
+  if (!bundle) return report_error(bundle.error().with_path(agentctx_cli::input_name(o.in)));
   auto report = agdb::import_export(agentctx::io::default_file_system(), request, *bundle);
   if (!report) return report_error(report.error());
 

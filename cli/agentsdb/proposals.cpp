@@ -62,24 +62,6 @@ agdb::review_options review(const review_cli_options& o) {
   return r;
 }
 
-void optional_member(writer& w, std::string_view key, const std::optional<std::string>& text) {
-  w.key(key);
-  if (text) {
-    w.value(*text);
-  } else {
-    w.value(nullptr);
-  }
-}
-
-void optional_member(writer& w, std::string_view key, const std::optional<std::uint64_t>& number) {
-  w.key(key);
-  if (number) {
-    w.value(*number);
-  } else {
-    w.value(nullptr);
-  }
-}
-
 // The delta and user layers as they are now, for the exists_in_* flags and
 // the proposed chunks.
 struct review_view {
@@ -119,22 +101,17 @@ void write_proposal_json(writer& w, const agdb::proposal& p, const review_view& 
   w.key("status").value(agdb::status_name(p.status));
   w.key("from_path").value(p.from_path);
   w.key("to_path").value(p.to_path);
-  optional_member(w, "proposed_by", p.proposed_by);
-  optional_member(w, "created_at_unix_ms", p.proposed_at_unix_ms);
-  optional_member(w, "title", p.title);
-  optional_member(w, "why", p.why);
-  optional_member(w, "what", p.what);
-  optional_member(w, "where", p.where);
-  w.key("decision_id");
-  if (p.decision_id) {
-    w.value(std::uint64_t{*p.decision_id});
-  } else {
-    w.value(nullptr);
-  }
-  optional_member(w, "decided_by", p.decided_by);
-  optional_member(w, "decided_at_unix_ms", p.decided_at_unix_ms);
-  optional_member(w, "decision_reason", p.reason);
-  optional_member(w, "decision_outcome", p.outcome);
+  w.key("proposed_by").value(p.proposed_by);
+  w.key("created_at_unix_ms").value(p.proposed_at_unix_ms);
+  w.key("title").value(p.title);
+  w.key("why").value(p.why);
+  w.key("what").value(p.what);
+  w.key("where").value(p.where);
+  w.key("decision_id").value(p.decision_id);
+  w.key("decided_by").value(p.decided_by);
+  w.key("decided_at_unix_ms").value(p.decided_at_unix_ms);
+  w.key("decision_reason").value(p.reason);
+  w.key("decision_outcome").value(p.outcome);
   w.key("exists_in_source").value(view.in_delta(p.context_id));
   w.key("exists_in_target").value(view.in_user(p.context_id));
   w.end_object();
@@ -278,12 +255,7 @@ int print_promotion(const agdb::promotion_report& report, bool json) {
       w.begin_object();
       w.key("context_id").value(std::uint64_t{c.context_id});
       w.key("outcome").value(agdb::outcome_name(c.outcome));
-      w.key("proposal_id");
-      if (c.proposal_id) {
-        w.value(std::uint64_t{*c.proposal_id});
-      } else {
-        w.value(nullptr);
-      }
+      w.key("proposal_id").value(c.proposal_id);
       w.key("decision_id").value(std::uint64_t{c.decision_id});
       w.end_object();
     }

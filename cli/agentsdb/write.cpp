@@ -6,9 +6,7 @@
 // layer holds, embedded with the layers' embedder); the layer file is
 // replaced atomically under a lock.
 #include <cstdint>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +20,7 @@
 #include "agentsdb/layer_files.hpp"
 #include "agentsdb/output.hpp"
 #include "common/embedder_options.hpp"
+#include "common/input.hpp"
 
 namespace agentsdb {
 namespace {
@@ -49,9 +48,9 @@ int run_write(const write_cli_options& o) {
   if (o.content) {
     w.content = *o.content;
   } else {
-    std::ifstream in(*o.file, std::ios::binary);
-    if (!in) return usage_error("cannot read " + *o.file);
-    w.content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    auto text = agentctx_cli::read_input(*o.file);
+    if (!text) return report_error(text.error());
+    w.content = std::move(*text);
   }
   w.kind = o.kind;
   if (!o.confidence) return usage_error("--confidence is required (a number from 0 to 1)");
@@ -92,7 +91,7 @@ void register_write(CLI::App& app, command_table& table) {
   CLI::App* sub = app.add_subcommand("write", "Append an agent-written chunk to the local or delta layer");
   sub->add_option("--scope", opts->scope, "local or delta")->required();
   sub->add_option("--content", opts->content, "The chunk's text");
-  sub->add_option("--file", opts->file, "Read the chunk's text from this file");
+  sub->add_option("--file", opts->file, "Read the chunk's text from this file (- for standard input)");
   sub->add_option("--kind", opts->kind, "The chunk's kind, e.g. derived-summary (not options, tombstone or meta.*)")
       ->required();
   sub->add_option("--confidence", opts->confidence, "How sure the agent is, from 0 to 1");

@@ -5,15 +5,13 @@
 //   ctxstore append --context 0123456789abcdef --file reply.bin --codec 0x2
 //   produce-output | ctxstore append --context 0123456789abcdef --parent 41
 // An identical payload already in the store is not stored again.
-#include <cstdio>
 #include <iostream>
 #include <limits>
 #include <optional>
 #include <span>
 #include <string>
-#include <vector>
 
-#include "agentctx/io/posix_file_system.hpp"
+#include "common/input.hpp"
 #include "ctxstore/command.hpp"
 #include "ctxstore/output.hpp"
 #include "ctxstore/store_access.hpp"
@@ -30,25 +28,10 @@ struct append_options : writer_options {
   std::optional<std::string> file;
 };
 
-agentctx::result<std::vector<std::byte>> read_standard_input() {
-  std::vector<std::byte> bytes;
-  std::byte buffer[65536];
-  std::size_t n;
-  while ((n = std::fread(buffer, 1, sizeof buffer, stdin)) > 0) bytes.insert(bytes.end(), buffer, buffer + n);
-  if (std::ferror(stdin)) return agentctx::fail(agentctx::errc::io_error, "cannot read standard input");
-  return bytes;
-}
-
-agentctx::result<std::vector<std::byte>> read_payload(const append_options& o) {
-  if (o.data) {
-    const auto bytes = std::as_bytes(std::span(o.data->data(), o.data->size()));
-    return std::vector<std::byte>(bytes.begin(), bytes.end());
-  }
-  if (!o.file) return read_standard_input();
-  auto mapped = agentctx::io::default_file_system().map(*o.file);
-  if (!mapped) return agentctx::unexpected(std::move(mapped).error());
-  const auto bytes = mapped->bytes();
-  return std::vector<std::byte>(bytes.begin(), bytes.end());
+// The payload: --data as given, else the whole of --file or standard input.
+agentctx::result<std::string> read_payload(const append_options& o) {
+  if (o.data) return *o.data;
+  return agentctx_cli::read_input(o.file.value_or("-"));
 }
 
 int run_append(const append_options& o) {
@@ -60,7 +43,7 @@ int run_append(const append_options& o) {
     options.parent = o.parent;
     options.type_tag = o.type;
     options.codec = o.codec;
-    auto id = s.append(o.context, *payload, options);
+    auto id = s.append(o.context, std::as_bytes(std::span(payload->data(), payload->size())), options);
     if (!id) return report_error(id.error());
     auto appended = s.get_turn(*id);
     if (!appended) return report_error(appended.error());

@@ -1,9 +1,9 @@
 // read-context propose: proposes an update to taste or to an item's notes,
 // applied only when confirmed (read-context confirm).
 //   read-context propose --target notes --item iguana-01 --content "- WB still too cool" --reason "session 31"
-#include <cstdio>
 
 #include "agentctx/context/proposals.hpp"
+#include "common/input.hpp"
 #include "read-context/command.hpp"
 
 namespace context_cli {
@@ -17,12 +17,9 @@ struct propose_options : common_options {
 int run_propose(const propose_options& o) {
   context::proposal_request request = o.request;
   if (!o.file.empty()) {
-    std::FILE* f = o.file == "-" ? stdin : std::fopen(o.file.c_str(), "rb");
-    if (f == nullptr) return report(o, agentctx::make_error(agentctx::errc::not_found, "cannot open " + o.file));
-    char buffer[65536];
-    std::size_t n = 0;
-    while ((n = std::fread(buffer, 1, sizeof buffer, f)) > 0) request.content.append(buffer, n);
-    if (f != stdin) std::fclose(f);
+    auto text = agentctx_cli::read_input(o.file);
+    if (!text) return report(o, text.error());
+    request.content += *text;
   }
   return with_root(o, [&](io::file_system& fs) -> int {
     auto made = context::proposal_book(fs, o.loader).propose(request);

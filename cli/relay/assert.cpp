@@ -34,12 +34,7 @@ int run_assert(const assert_options& o) {
       return print_json([&](json::writer& w) {
         w.begin_object();
         w.key("changed").value(asserted->changed);
-        w.key("superseded");
-        if (asserted->superseded) {
-          w.value(*asserted->superseded);
-        } else {
-          w.value(nullptr);
-        }
+        w.key("superseded").value(asserted->superseded);
         w.key("fact");
         write_value(w, f.wire);
         w.end_object();

@@ -37,12 +37,7 @@ int run_facts(const facts_options& o) {
       return print_json([&](json::writer& w) {
         w.begin_object();
         w.key("project_id").value(o.project);
-        w.key("at");
-        if (o.at) {
-          w.value(*o.at);
-        } else {
-          w.value(nullptr);
-        }
+        w.key("at").value(o.at);
         w.key("facts").begin_array();
         for (const relay::fact* f : facts) write_value(w, f->wire);
         w.end_array();

@@ -44,6 +44,12 @@ int run_repair(const repair_cli_options& o) {
         w.key("created_at").value(r.created_at).end_object();
       }
       w.end_array();
+      w.key("relinked").begin_array();
+      for (const relay::repair_relink& r : report->relinked) {
+        w.begin_object().key("offset").value(r.offset).key("fact_id").value(r.fact_id);
+        w.key("lost_fact_id").value(r.lost_fact_id).key("supersedes").value(r.supersedes).end_object();
+      }
+      w.end_array();
       if (!report->backup.empty()) w.key("backup").value(report->backup);
       w.end_object();
     });
@@ -55,6 +61,19 @@ int run_repair(const repair_cli_options& o) {
     std::cout << "project " << shown(r.project_id) << " lost the record that created it: recreated as of "
               << shown(r.created_at) << " (from the record at byte " << r.offset
               << ")\n";
+  }
+  for (const relay::repair_relink& r : report->relinked) {
+    std::cout << shown(r.fact_id) << " (the fact recorded at byte " << r.offset << ") ";
+    if (r.lost_fact_id) {
+      std::cout << "superseded " << shown(*r.lost_fact_id) << ", which is lost: ";
+    } else {
+      std::cout << "superseded nothing, the record that ended the key's current fact being lost: ";
+    }
+    if (r.supersedes) {
+      std::cout << "it now supersedes " << shown(*r.supersedes) << ", which stays valid until it\n";
+    } else {
+      std::cout << "it supersedes nothing now\n";
+    }
   }
   if (report->header_rewritten) std::cout << "the log header is damaged and is written anew\n";
   const std::string kept = count_of(report->records_kept, "record") + " kept";

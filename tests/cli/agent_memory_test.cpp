@@ -171,6 +171,10 @@ TEST_CASE("agent-memory: every refused input is one line with its exit code, and
                           "--content", "x", "--base-hash", "abc"}),
                 exit_invalid, "InvalidArgument");
   check_failure(repo.run(with({"append", "--section", "Decisions", "--file", "missing.md"})), exit_usage, "IoError");
+  // A folder is an I/O error, not empty content.
+  const auto folder = repo.run(with({"append", "--section", "Decisions", "--file", "."}));
+  check_failure(folder, exit_usage, "IoError");
+  CHECK(contains(folder.err, ".: read failed: Is a directory"));
   CHECK_FALSE(fs::exists(repo.root / ".github"));
 
   // Argument errors are CLI11's, in one line too.

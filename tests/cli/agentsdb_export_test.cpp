@@ -177,7 +177,7 @@ TEST_CASE("agentsdb export/import: bad requests are one-line errors with the doc
   check_error(repo.run({"import", "--in", "redacted.json", "--target", "user"}), 1, "without its content");
   check_error(repo.run({"import", "--in", "broken.json", "--target", "user"}), 1, "broken.json");
   check_error(repo.run({"import", "--in", "future.json", "--target", "user"}), 1, "agentsdb.export.v9");
-  check_error(repo.run({"import", "--in", "nothing.json", "--target", "user"}), 2, "cannot read nothing.json");
+  check_error(repo.run({"import", "--in", "nothing.json", "--target", "user"}), 2, "nothing.json: open failed: No such file or directory");
   check_error(repo.run({"import", "--in", "redacted.json", "--target", "base"}), 2, "--target must be local, delta or user");
   CHECK_FALSE(std::filesystem::exists(repo.dir.path() + "/AGENTS.user.db"));
 }

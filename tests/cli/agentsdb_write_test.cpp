@@ -63,6 +63,14 @@ TEST_CASE("agentsdb write: the RFC examples, then search finds the chunks with t
   simdjson::dom::parser citing_parser;
   CHECK(number_of(cli_test::parse_json(citing_parser, citing.out), "chunks") == 2);
 
+  // --file - reads standard input.
+  const run_result piped = agentsdb({"write", "--scope", "local", "--file", "-", "--kind", "note", "--confidence", "1",
+                                     "--json"},
+                                    dir.path(), dir.path() + "/note.md");
+  check_clean_success(piped);
+  simdjson::dom::parser piped_parser;
+  CHECK(number_of(cli_test::parse_json(piped_parser, piped.out), "chunks") == 3);
+
   simdjson::dom::parser search_parser;
   const auto found = cli_test::parse_output(
       search_parser, agentsdb({"search", "--query", "Invariant: requests to /foo MUST include header Bar.", "-k", "1",
@@ -104,7 +112,8 @@ TEST_CASE("agentsdb write: refused requests exit 2 with one line and write nothi
       {scoped("local", {"--kind", "note", "--confidence", "0.5"}), "give exactly one of --content TEXT and --file F"},
       {scoped("local", {"--content", "x", "--file", "a", "--kind", "note", "--confidence", "0.5"}),
        "give exactly one of --content TEXT and --file F"},
-      {scoped("local", {"--file", "missing.md", "--kind", "note", "--confidence", "0.5"}), "cannot read missing.md"},
+      {scoped("local", {"--file", "missing.md", "--kind", "note", "--confidence", "0.5"}), "missing.md: open failed: No such file or directory"},
+      {scoped("local", {"--file", ".", "--kind", "note", "--confidence", "0.5"}), ".: read failed: Is a directory"},
       {scoped("local", {"--content", "x", "--kind", "note"}), "--confidence is required"},
       {scoped("local", {"--content", "x", "--kind", "note", "--confidence", "1.5"}),
        "the confidence must be a number from 0 to 1"},

@@ -537,6 +537,7 @@ TEST_CASE("ctxstore: refused inputs give one line on stderr and their documented
       {{"append", "--context", context, "--data", "x", "--file", "payload.bin"}, 2,
        "give at most one of --data S and --file F (neither: standard input)"},
       {{"append", "--context", context, "--file", "no-such-file"}, 2, "no-such-file: "},
+      {{"append", "--context", context, "--file", "."}, 2, ".: read failed: Is a directory"},
       {{"append", "--context", context, "--data", "x", "--parent", "99"}, 1, "turn 99 does not exist"},
       {{"append", "--context", context, "--data", "x", "--type", "0x10000000000000000"}, 2,
        "--type: must be a whole number from 0 to 18446744073709551615 (decimal or 0x-hex), not '0x10000000000000000'"},

@@ -183,6 +183,9 @@ TEST_CASE("read-context refusals: one line, documented exit codes") {
   fs::create_symlink(p.root.parent_path() / "outside" / "notes.md", p.root / "evil" / "notes.md");
   check_failure(p.run({"show", "evil"}), 4, "symbolic link");
   check_failure(p.run({"propose", "--target", "notes", "--item", "evil", "--content", "x"}), 4, "symbolic link");
+  // --file: a missing file is not_found; a folder an I/O error, never empty content.
+  check_failure(p.run({"propose", "--target", "notes", "--item", "x", "--file", "missing.md"}), 1, "missing.md: open failed");
+  check_failure(p.run({"propose", "--target", "notes", "--item", "x", "--file", "."}), 2, ".: read failed: Is a directory");
   CHECK(cli_test::read_file(p.root.parent_path() / "outside" / "notes.md") == "secret\n");
 }
 

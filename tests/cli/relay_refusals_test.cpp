@@ -153,6 +153,42 @@ TEST_CASE("relay repair of a store whose first record is damaged keeps the proje
   CHECK(cli_test::parse_json(list_parser, latest.out)["packages"].get_array().value().size() == 7);
 }
 
+TEST_CASE("relay repair keeps a key's later facts when the fact they superseded is lost") {
+  fixture f;
+  f.deposit("pkg_1");
+  for (int i = 0; i < 3; ++i) {
+    check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value",
+                               "value_" + std::to_string(i), "--valid-from",
+                               "2026-04-0" + std::to_string(i + 1) + "T00:00:00Z"}));
+  }
+  std::string log = read_file(f.store + "/relay.log");
+  const std::size_t at = log.find("value_1");
+  REQUIRE(at != std::string::npos);
+  log[at] = 'V';  // the second fact's record no longer matches its checksum
+  cli_test::write_file(f.store + "/relay.log", log);
+  const run_result dry = f.run({"repair", "--dry-run"});
+  check_clean_success(dry);
+  CHECK(contains(dry.out, "(the fact recorded at byte "));
+  CHECK(contains(dry.out, ") superseded fact_"));
+  CHECK(contains(dry.out, "which is lost: it now supersedes fact_"));
+  CHECK(contains(dry.out, "dry run: 3 records kept, 1 lost part; nothing was changed"));
+  const run_result repaired = f.run({"repair", "--json"});
+  check_clean_success(repaired);
+  simdjson::dom::parser parser;
+  const auto report = cli_test::parse_json(parser, repaired.out);
+  const simdjson::dom::array relinked = report["relinked"].get_array().value();
+  REQUIRE(relinked.size() == 1);
+  CHECK(std::string_view(relinked.at(0)["supersedes"].get_string().value()).starts_with("fact_"));
+  const run_result history = f.run({"history", "--project", "proj_demo", "--subject", "s", "--predicate", "p"});
+  check_clean_success(history);
+  CHECK(contains(history.out, "value_0"));
+  CHECK(contains(history.out, "value_2"));
+  const run_result current = f.run({"facts", "--project", "proj_demo", "--json"});
+  check_clean_success(current);
+  CHECK(contains(current.out, "value_2"));
+  CHECK_FALSE(contains(current.out, "value_0"));
+}
+
 #endif
 
 }  // namespace cli_relay_refusals_test

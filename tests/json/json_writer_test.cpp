@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -152,6 +153,13 @@ TEST_CASE("containers nest and commas are placed automatically") {
         }) == R"({"a":1,"b":[true,false,null,{}],"c":{"d":[[]]},"":"","k\"ey":null})");
   CHECK(written([](writer& w) { w.begin_array().value("x").raw(R"({"pre":[1,2]})").value(3).end_array(); }) ==
         R"(["x",{"pre":[1,2]},3])");
+}
+
+TEST_CASE("an optional is its value when it has one, null otherwise") {
+  const std::optional<std::string> name = "relay", none_text;
+  const std::optional<std::uint32_t> id = 7, none_id;
+  CHECK(written([&](writer& w) { w.begin_array().value(name).value(none_text).value(id).value(none_id).end_array(); }) ==
+        R"(["relay",null,7,null])");
 }
 
 TEST_CASE("the writer appends to existing text") {

@@ -660,6 +660,121 @@ TEST_CASE("repair loses only the damaged record in the middle of a project's log
   CHECK(store.sessions("proj_demo").size() == 1);
 }
 
+TEST_CASE("repair keeps a key's later facts when a fact they superseded is lost") {
+  // One key asserted four times (f0 .. f3, each superseding the one before),
+  // after the deposit that created the project; record i + 1 asserts f<i>.
+  const std::vector<std::string> days = {"2026-04-01", "2026-04-02", "2026-04-03", "2026-04-04"};
+  const auto build = [&](agentctx::io::memory_file_system& fs) {
+    std::vector<std::string> ids;
+    {
+      auto store = open_store(fs);
+      require_value(store.deposit(package("pkg_0")));
+      for (std::size_t i = 0; i < days.size(); ++i) {
+        auto outcome = require_value(store.assert_fact(assertion("v" + std::to_string(i), days[i] + "T00:00:00Z")));
+        ids.push_back(outcome.asserted->fact_id);
+      }
+    }
+    return ids;
+  };
+  // Damages record `index` of the log; returns the records' offsets.
+  const auto damage = [](agentctx::io::memory_file_system& fs, std::size_t index) {
+    std::string log = log_bytes(fs);
+    const std::vector<std::uint64_t> at = record_offsets(log);
+    REQUIRE(at.size() == 5);
+    log[at[index] + 40] ^= 0x01;
+    write_log(fs, log);
+    return at;
+  };
+
+  SUBCASE("a middle fact: the next one supersedes the fact before it") {
+    agentctx::io::memory_file_system fs;
+    const std::vector<std::string> ids = build(fs);
+    const std::vector<std::uint64_t> at = damage(fs, 2);  // f1
+    const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1)));
+    CHECK(report.records_kept == 4);
+    REQUIRE(report.lost.size() == 1);
+    CHECK(report.lost[0].offset == at[2]);
+    REQUIRE(report.relinked.size() == 1);
+    CHECK(report.relinked[0].offset == at[3]);
+    CHECK(report.relinked[0].fact_id == ids[2]);
+    CHECK(report.relinked[0].lost_fact_id == ids[1]);
+    CHECK(report.relinked[0].supersedes == ids[0]);
+
+    auto store = open_store(fs, true);
+    const auto history = store.history("proj_demo", "dashboard", "status");
+    REQUIRE(history.size() == 3);
+    CHECK(history[0]->fact_id == ids[0]);
+    CHECK(history[0]->valid_to == "2026-04-03T00:00:00Z");  // over f1's lost day
+    CHECK(history[1]->fact_id == ids[2]);
+    CHECK(history[1]->valid_to == "2026-04-04T00:00:00Z");
+    CHECK(history[2]->fact_id == ids[3]);
+    CHECK(store.current_fact("proj_demo", "dashboard", "status")->value == "v3");
+    CHECK(store.facts("proj_demo").size() == 1);
+    CHECK(require_value(store.verify()).ok());
+    CHECK_FALSE(require_value(relay::store::repair(fs, "/r", repair_at(2))).needed());
+  }
+
+  SUBCASE("the first fact: the next one supersedes nothing") {
+    agentctx::io::memory_file_system fs;
+    const std::vector<std::string> ids = build(fs);
+    damage(fs, 1);  // f0
+    const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1)));
+    CHECK(report.records_kept == 4);
+    REQUIRE(report.relinked.size() == 1);
+    CHECK(report.relinked[0].fact_id == ids[1]);
+    CHECK(report.relinked[0].lost_fact_id == ids[0]);
+    CHECK_FALSE(report.relinked[0].supersedes.has_value());
+    auto store = open_store(fs, true);
+    const auto history = store.history("proj_demo", "dashboard", "status");
+    REQUIRE(history.size() == 3);
+    CHECK(history[0]->fact_id == ids[1]);
+    CHECK(history[2]->is_current());
+    CHECK(store.current_fact("proj_demo", "dashboard", "status")->value == "v3");
+    // The amended record reads as a record the store writes itself.
+    auto writer = open_store(fs);
+    CHECK(require_value(writer.assert_fact(assertion("v4", "2026-04-05T00:00:00Z"))).superseded == ids[3]);
+  }
+
+  SUBCASE("a lost invalidation: the next fact supersedes the fact it had ended") {
+    agentctx::io::memory_file_system fs;
+    std::vector<std::string> ids;
+    {
+      auto store = open_store(fs);
+      require_value(store.deposit(package("pkg_0")));
+      ids.push_back(require_value(store.assert_fact(assertion("v0", "2026-04-01T00:00:00Z"))).asserted->fact_id);
+      CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status")) == 1);
+      ids.push_back(require_value(store.assert_fact(assertion("v1", "2026-04-03T00:00:00Z"))).asserted->fact_id);
+      ids.push_back(require_value(store.assert_fact(assertion("v2", "2026-04-04T00:00:00Z"))).asserted->fact_id);
+    }
+    const std::vector<std::uint64_t> at = damage(fs, 2);  // the invalidation
+    const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1)));
+    CHECK(report.records_kept == 4);
+    REQUIRE(report.relinked.size() == 1);
+    CHECK(report.relinked[0].offset == at[3]);
+    CHECK(report.relinked[0].fact_id == ids[1]);
+    CHECK_FALSE(report.relinked[0].lost_fact_id.has_value());
+    CHECK(report.relinked[0].supersedes == ids[0]);
+    auto store = open_store(fs, true);
+    const auto history = store.history("proj_demo", "dashboard", "status");
+    REQUIRE(history.size() == 3);
+    CHECK(history[0]->valid_to == "2026-04-03T00:00:00Z");
+    CHECK(store.current_fact("proj_demo", "dashboard", "status")->value == "v2");
+  }
+
+  SUBCASE("a dry run reports the same and changes nothing") {
+    agentctx::io::memory_file_system fs;
+    build(fs);
+    damage(fs, 2);
+    const std::string log = log_bytes(fs);
+    auto options = repair_at(1);
+    options.dry_run = true;
+    const auto report = require_value(relay::store::repair(fs, "/r", options));
+    CHECK(report.relinked.size() == 1);
+    CHECK_FALSE(report.rewritten);
+    CHECK(log_bytes(fs) == log);
+  }
+}
+
 TEST_CASE("a short relay.log that is not the start of a Relay header is refused, never overwritten") {
   for (const std::string& foreign : {std::string("hello\n"), std::string("RELAYLOG\x02\0\0\0", 12), std::string("\0\0x", 3)}) {
     CAPTURE(foreign);

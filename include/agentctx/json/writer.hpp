@@ -42,6 +42,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -186,6 +187,11 @@ class writer {
   writer& value(const char* text) { return text == nullptr ? value(nullptr) : value(std::string_view(text)); }
   writer& value(bool flag) { return literal(flag ? "true" : "false"); }
   writer& value(std::nullptr_t) { return literal("null"); }
+  /// The value when there is one, null otherwise.
+  template <class T>
+  writer& value(const std::optional<T>& maybe) {
+    return maybe ? value(*maybe) : value(nullptr);
+  }
 
   /// Any integer type except bool and the character types (write a char as a
   /// one-character string instead).

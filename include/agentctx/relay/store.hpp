@@ -163,6 +163,21 @@ struct repair_recreation {
   std::string created_at;    ///< that record's time (its created_at, or a session's started_at)
 };
 
+/// A fact store::repair() kept although what its record relied on is lost,
+/// made to supersede what the key holds instead:
+/// - it superseded a fact whose record was lost: it supersedes the key's
+///   current fact instead (whose validity then runs on to this fact's
+///   valid_from, over the lost fact's time), or nothing when there is none;
+/// - it superseded nothing, the key's current fact having been ended by an
+///   invalidation whose record was lost: it supersedes that fact (which then
+///   stays valid until this fact's valid_from).
+struct repair_relink {
+  std::uint64_t offset = 0;                 ///< in the damaged log: the fact's record
+  std::string fact_id;
+  std::optional<std::string> lost_fact_id;  ///< the lost fact its record superseded; none: it superseded nothing
+  std::optional<std::string> supersedes;    ///< what it supersedes now; none when the key had no current fact
+};
+
 /// What store::repair() found and did.
 struct repair_report {
   std::uint64_t log_bytes = 0;        ///< of the log as found
@@ -173,6 +188,10 @@ struct repair_report {
   /// them, are lost) in a record written before the first kept record that
   /// writes to them.
   std::vector<repair_recreation> recreated;
+  /// Facts whose record superseded what the kept records do not match (a
+  /// lost fact, or nothing while a fact whose invalidation was lost is
+  /// current), kept superseding what the key held instead.
+  std::vector<repair_relink> relinked;
   bool header_rewritten = false;      ///< the header's fixed fields were damaged
   bool rewritten = false;             ///< relay.log was replaced (false: nothing to repair, or a dry run)
   std::string backup;                 ///< where the log as found was kept, when it was replaced
@@ -714,32 +733,44 @@ class store {
           lose(r.offset, size, "record is not valid JSON: " + record.error().message);
           continue;
         }
+        std::string_view payload = r.payload;
+        std::string amended_text;
         if (auto applies = replay.apply(*record, true); !applies) {
-          // A record that writes to a project whose creation was lost is
-          // kept, after a record recreating the project from what it implies.
-          std::optional<json::value> implied = replay.implied_project(*record);
-          bool kept = false;
-          if (implied) {
-            json::value with_project = *record;
-            with_project.set("project", *implied);
-            if (replay.apply(with_project, true)) {
-              json::value project_record = json::value::object_type{{"type", "project"}, {"project", *implied}};
-              auto text = replay.canonicalizer_.serialize(project_record, json::canonical_form::jcs);
-              if (!text) return unexpected(std::move(text).error());
-              if (auto applied = replay.apply(project_record, false); !applied) return unexpected(std::move(applied).error());
-              relay::append_record(rebuilt, *text);
-              report.recreated.push_back({r.offset, *detail::string_member(*implied, "project_id"),
-                                          *detail::string_member(*implied, "created_at")});
-              kept = true;
-            }
-          }
-          if (!kept) {
+          // A record that only fails for what was lost before it is kept,
+          // amended: a fact that superseded a lost fact supersedes what its
+          // key holds instead, and a record that writes to a project whose
+          // creation was lost follows a record recreating the project from
+          // what the record implies.
+          json::value amended = *record;
+          std::optional<repair_relink> relink = replay.relink_lost_supersedes(amended);
+          std::optional<json::value> implied = replay.implied_project(amended);
+          json::value check = amended;
+          if (implied) check.set("project", *implied);
+          if ((!relink && !implied) || !replay.apply(check, true)) {
             lose(r.offset, size, "record does not apply: " + applies.error().message);
             continue;
           }
+          if (implied) {
+            json::value project_record = json::value::object_type{{"type", "project"}, {"project", *implied}};
+            auto text = replay.canonicalizer_.serialize(project_record, json::canonical_form::jcs);
+            if (!text) return unexpected(std::move(text).error());
+            if (auto applied = replay.apply(project_record, false); !applied) return unexpected(std::move(applied).error());
+            relay::append_record(rebuilt, *text);
+            report.recreated.push_back({r.offset, *detail::string_member(*implied, "project_id"),
+                                        *detail::string_member(*implied, "created_at")});
+          }
+          if (relink) {
+            auto text = replay.canonicalizer_.serialize(amended, json::canonical_form::jcs);
+            if (!text) return unexpected(std::move(text).error());
+            amended_text = std::move(*text);
+            payload = amended_text;
+            relink->offset = r.offset;
+            report.relinked.push_back(std::move(*relink));
+          }
+          *record = std::move(amended);
         }
         if (auto applied = replay.apply(*record, false); !applied) return unexpected(std::move(applied).error());
-        relay::append_record(rebuilt, r.payload);
+        relay::append_record(rebuilt, payload);
         ++report.records_kept;
       }
       for (; next_skip < salvage.skipped.size(); ++next_skip) lose_skipped(salvage.skipped[next_skip]);
@@ -1119,6 +1150,42 @@ class store {
     const std::string* at = detail::string_member(*object, time);
     if (project_id == nullptr || at == nullptr || projects_.count(*project_id) != 0) return std::nullopt;
     return json::value(json::value::object_type{{"project_id", *project_id}, {"created_at", *at}});
+  }
+
+  // For repair: when `record` asserts a current fact and what it superseded
+  // does not match the key for what was lost before it (see repair_relink),
+  // makes it supersede the key's current fact, or nothing when the key has
+  // none, and says so; otherwise leaves it alone and returns nothing.
+  std::optional<repair_relink> relink_lost_supersedes(json::value& record) const {
+    const std::string* type = detail::string_member(record, "type");
+    const json::value* wire = record.find("fact");
+    if (type == nullptr || *type != "fact" || wire == nullptr || !wire->is_object()) return std::nullopt;
+    const std::string* fact_id = detail::string_member(*wire, "fact_id");
+    const std::string* project_id = detail::string_member(*wire, "project_id");
+    const std::string* subject = detail::string_member(*wire, "subject");
+    const std::string* predicate = detail::string_member(*wire, "predicate");
+    const json::value* valid_to = wire->find("valid_to");
+    if (!fact_id || !project_id || !subject || !predicate || (valid_to != nullptr && !valid_to->is_null())) {
+      return std::nullopt;
+    }
+    const std::vector<std::size_t>* history = fact_history(*project_id, *subject, *predicate);
+    const fact* current =
+        history != nullptr && !history->empty() && facts_[history->back()].is_current() ? &facts_[history->back()] : nullptr;
+    const std::string* supersedes = detail::string_member(record, "supersedes");
+    repair_relink relink;
+    relink.fact_id = *fact_id;
+    if (supersedes != nullptr && fact_by_id_.count(*supersedes) == 0) {
+      relink.lost_fact_id = *supersedes;
+    } else if (supersedes != nullptr || current == nullptr) {
+      return std::nullopt;
+    }
+    if (current != nullptr) {
+      relink.supersedes = current->fact_id;
+      record.set("supersedes", current->fact_id);
+    } else {
+      record.erase("supersedes");
+    }
+    return relink;
   }
 
   bool project_known(const std::string& project_id, const std::optional<std::string>& pending) const {

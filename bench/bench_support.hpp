@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/statfs.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -309,7 +310,59 @@ inline agentctx::result<raw_write_times> time_raw_write(const std::string& direc
   return times;
 }
 
+/// A file opened for appending with plain write() + fdatasync(): the floor.
+class raw_log {
+ public:
+  static agentctx::result<raw_log> create(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return system_failure("open", path, errno);
+    return raw_log(fd, path);
+  }
+  raw_log(raw_log&& o) noexcept : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
+  raw_log& operator=(raw_log&&) = delete;
+  raw_log(const raw_log&) = delete;
+  raw_log& operator=(const raw_log&) = delete;
+  ~raw_log() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  agentctx::result<void> append(std::span<const std::byte> bytes) {
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+      const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return system_failure("write", path_, n < 0 ? errno : EIO);
+      done += static_cast<std::size_t>(n);
+    }
+    return {};
+  }
+  agentctx::result<void> sync() {
+    if (::fdatasync(fd_) != 0) return system_failure("fdatasync", path_, errno);
+    return {};
+  }
+
+ private:
+  raw_log(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_;
+  std::string path_;
+};
+
 // ---- reports -----------------------------------------------------------------------
+
+/// The type of the file system holding `path`, for the reports of write
+/// benchmarks (tmpfs makes fdatasync free).
+inline std::string file_system_type(const std::string& path) {
+  struct statfs s {};
+  if (::statfs(path.c_str(), &s) != 0) return "unknown";
+  switch (static_cast<unsigned long>(s.f_type)) {
+    case 0xEF53: return "ext4";
+    case 0x58465342: return "xfs";
+    case 0x9123683E: return "btrfs";
+    case 0x01021994: return "tmpfs (fdatasync is free: figures are NOT disk figures)";
+    case 0x794C7630: return "overlayfs";
+    default: return "f_type " + std::to_string(static_cast<unsigned long>(s.f_type));
+  }
+}
 
 inline double megabytes(std::uint64_t bytes) { return static_cast<double>(bytes) / 1e6; }
 

@@ -50,7 +50,6 @@
 //   build/release/bench/turn_store_bench            # 5,000 appends, 1M index keys, 100k-turn open
 //   build/release/bench/turn_store_bench --small    # CI smoke: a few hundred of each
 #include <fcntl.h>
-#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -90,12 +89,14 @@
 namespace {
 
 using agentctx_bench::bench_clock;
+using agentctx_bench::file_system_type;
 using agentctx_bench::format;
 using agentctx_bench::median;
 using agentctx_bench::bench_arguments;
 using agentctx_bench::percentile;
 using agentctx_bench::print_machine_note;
 using agentctx_bench::random_source;
+using agentctx_bench::raw_log;
 using agentctx_bench::scratch_directory;
 using agentctx_bench::seconds_since;
 using agentctx_bench::thread_cpu_seconds;
@@ -349,41 +350,6 @@ class counting_file_system final : public io::file_system {
 
 // ---- raw floors ----------------------------------------------------------------------
 
-/// A file opened for appending with plain write() + fdatasync(): the floor.
-class raw_log {
- public:
-  static result<raw_log> create(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (fd < 0) return agentctx_bench::system_failure("open", path, errno);
-    return raw_log(fd, path);
-  }
-  raw_log(raw_log&& o) noexcept : fd_(std::exchange(o.fd_, -1)), path_(std::move(o.path_)) {}
-  raw_log& operator=(raw_log&&) = delete;
-  ~raw_log() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-
-  result<void> append(std::span<const std::byte> bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-      const ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return agentctx_bench::system_failure("write", path_, n < 0 ? errno : EIO);
-      done += static_cast<std::size_t>(n);
-    }
-    return {};
-  }
-  result<void> sync() {
-    if (::fdatasync(fd_) != 0) return agentctx_bench::system_failure("fdatasync", path_, errno);
-    return {};
-  }
-
- private:
-  raw_log(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
-  int fd_;
-  std::string path_;
-};
-
 /// The three logs of the store's design, written raw: each append is one
 /// record per file, then fdatasync of each file in turn.
 struct raw_store_files {
@@ -540,18 +506,6 @@ void print_row(const std::string& name, const samples& s, const std::string& not
 
 void print_columns() { std::printf("  %-46s %9s %9s %9s\n", "", "p50 us", "p99 us", "max us"); }
 
-std::string file_system_type(const std::string& path) {
-  struct statfs s {};
-  if (::statfs(path.c_str(), &s) != 0) return "unknown";
-  switch (static_cast<unsigned long>(s.f_type)) {
-    case 0xEF53: return "ext4";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x01021994: return "tmpfs (fdatasync is free: figures are NOT disk figures)";
-    case 0x794C7630: return "overlayfs";
-    default: return "f_type " + std::to_string(static_cast<unsigned long>(s.f_type));
-  }
-}
 
 /// Random 32 bytes (uniform, like a SHA-256 digest).
 blob_hash random_hash(random_source& r) {

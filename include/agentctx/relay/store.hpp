@@ -1025,7 +1025,8 @@ class store {
       if (!record) {
         return fail(errc::corrupt, "record is not valid JSON: " + record.error().message, path_of(log_file_name), r.offset);
       }
-      if (auto applied = apply(*record, false); !applied) {
+      // The record is not needed after: its package tree is moved, not copied.
+      if (auto applied = apply(*record, false, record->find("package")); !applied) {
         return fail(errc::corrupt, "record does not apply: " + applied.error().message, path_of(log_file_name), r.offset);
       }
     }
@@ -1076,9 +1077,11 @@ class store {
   // end, so a dry run (dry = true) answers whether the record applies
   // without touching anything. A record may carry a "project" member that
   // creates its project (deposit, assert_fact, session start); `pending` is
-  // that project during a dry run.
+  // that project during a dry run. `movable_package`: the record's "package"
+  // member, when the caller gives the record up (replay), so that applying
+  // moves the package's tree instead of copying it.
 
-  result<void> apply(const json::value& record, bool dry) {
+  result<void> apply(const json::value& record, bool dry, json::value* movable_package = nullptr) {
     const std::string* type = detail::string_member(record, "type");
     if (type == nullptr) return fail(errc::corrupt, "record has no type");
     if (*type == "project") {
@@ -1096,8 +1099,14 @@ class store {
       AGENTCTX_TRY(apply_project(*p, true, true));
     }
     result<void> outcome;
+    std::optional<package> checked;  // a package record's package, read once
     if (*type == "package") {
-      outcome = apply_package(record, pending, true);
+      auto read = check_package(record, pending, dry ? nullptr : movable_package);
+      if (read) {
+        checked = std::move(*read);
+      } else {
+        outcome = unexpected(std::move(read).error());
+      }
     } else if (*type == "status") {
       outcome = apply_status(record, true);
     } else if (*type == "fact") {
@@ -1113,7 +1122,7 @@ class store {
     // Checked: now change the state.
     if (const json::value* p = record.find("project")) AGENTCTX_TRY(apply_project(*p, true, false));
     if (*type == "package") {
-      AGENTCTX_TRY(apply_package(record, pending, false));
+      add_package(std::move(*checked), *detail::string_member(record, "hash"));
     } else if (*type == "status") {
       AGENTCTX_TRY(apply_status(record, false));
     } else if (*type == "fact") {
@@ -1209,11 +1218,16 @@ class store {
     return {};
   }
 
-  result<void> apply_package(const json::value& record, const std::optional<std::string>& pending, bool dry) {
+  // A package record's package, when the record applies to the state (the
+  // record's hash is a string: add_package takes it). `movable`, when not
+  // null, is the record's "package" member, which the caller gives up: it is
+  // moved into the package instead of copied.
+  result<package> check_package(const json::value& record, const std::optional<std::string>& pending,
+                                json::value* movable = nullptr) const {
     const std::string* hash = detail::string_member(record, "hash");
     const json::value* wire = record.find("package");
     if (hash == nullptr || wire == nullptr) return fail(errc::corrupt, "package record without hash or package");
-    auto p = read_package(*wire);
+    auto p = movable == wire ? read_package(std::move(*movable)) : read_package(*wire);
     if (!p) return fail(errc::corrupt, "package record fails validation: " + p.error().message);
     if (!project_known(p->project_id, pending)) {
       return fail(errc::corrupt, "package record for unknown project " + quote_for_message(p->project_id));
@@ -1221,20 +1235,25 @@ class store {
     if (find_in_project(p->project_id, p->package_id) != nullptr) {
       return fail(errc::corrupt, "package " + quote_for_message(p->package_id) + " deposited twice");
     }
-    if (dry) return {};
+    return p;
+  }
+
+  // Adds a package check_package() returned, recorded with `hash`;
+  // quarantined when its bytes do not hash to that.
+  void add_package(package p, const std::string& hash) {
     stored_package stored;
-    stored.deposited_hash = *hash;
-    stored.hash = *hash;
-    auto computed = content_hash(p->wire, canonicalizer_);
+    stored.deposited_hash = hash;
+    stored.hash = hash;
+    auto computed = content_hash(p.wire, canonicalizer_);
     std::string reason;
     if (!computed) {
       reason = "its bytes do not canonicalize: " + computed.error().message;
-    } else if (*computed != *hash) {
-      reason = "stored hash " + *hash + " but the bytes hash to " + *computed;
+    } else if (*computed != hash) {
+      reason = "stored hash " + hash + " but the bytes hash to " + *computed;
     }
-    stored.deposited_status = p->status;
-    stored.deposited_review = p->review;
-    stored.package = std::move(*p);
+    stored.deposited_status = p.status;
+    stored.deposited_review = p.review;
+    stored.package = std::move(p);
     stored.sequence = packages_.size();
     if (!reason.empty()) {
       stored.quarantined = true;
@@ -1256,7 +1275,6 @@ class store {
       }
     }
     packages_.push_back(std::move(stored));
-    return {};
   }
 
   result<void> apply_status(const json::value& record, bool dry) {
@@ -1386,7 +1404,7 @@ class store {
     if (!s) return fail(errc::corrupt, "session record fails validation: " + s.error().message);
     if (!project_known(s->project_id, pending)) return fail(errc::corrupt, "session of unknown project");
     if (dry) return {};
-    // packages_deposited is derived from the deposits (apply_package); a
+    // packages_deposited is derived from the deposits (add_package); a
     // record carries it only when it was imported, with the list (in its
     // order) of the store that exported it.
     if (s->ended_at && wire->find("packages_deposited") == nullptr && sessions_.count(s->session_id) == 0) {

@@ -28,10 +28,11 @@ struct append_options : writer_options {
   std::optional<std::string> file;
 };
 
-// The payload: --data as given, else the whole of --file or standard input.
+// The payload: --data as given, else the whole of --file or standard input
+// ("-" too), read no further than the largest payload the store takes.
 agentctx::result<std::string> read_payload(const append_options& o) {
   if (o.data) return *o.data;
-  return agentctx_cli::read_input(o.file.value_or("-"));
+  return agentctx_cli::read_input(o.file.value_or("-"), turns::store_options{}.max_payload_bytes);
 }
 
 int run_append(const append_options& o) {
@@ -78,7 +79,7 @@ void register_append(CLI::App& app, command_table& table) {
   sub->add_option("--codec", opts->codec, "The payload's codec tag (decimal or 0x-hex; default 0)")
       ->transform(whole_number(0, std::numeric_limits<std::uint32_t>::max(), true));
   sub->add_option("--data", opts->data, "The payload, as given");
-  sub->add_option("--file", opts->file, "Read the payload from this file");
+  sub->add_option("--file", opts->file, "Read the payload from this file (- for standard input)");
   add_writer_options(*sub, *opts);
 }
 

@@ -67,7 +67,8 @@ int run_repair(const repair_cli_options& o) {
     if (r.lost_fact_id) {
       std::cout << "superseded " << shown(*r.lost_fact_id) << ", which is lost: ";
     } else {
-      std::cout << "superseded nothing, the record that ended the key's current fact being lost: ";
+      std::cout << "superseded nothing while " << shown(r.supersedes.value_or("")) << " was current (the record "
+                << "that ended it is lost): ";
     }
     if (r.supersedes) {
       std::cout << "it now supersedes " << shown(*r.supersedes) << ", which stays valid until it\n";
@@ -76,7 +77,8 @@ int run_repair(const repair_cli_options& o) {
     }
   }
   if (report->header_rewritten) std::cout << "the log header is damaged and is written anew\n";
-  const std::string kept = count_of(report->records_kept, "record") + " kept";
+  std::string kept = count_of(report->records_kept, "record") + " kept";
+  if (!report->relinked.empty()) kept += " (" + std::to_string(report->relinked.size()) + " amended)";
   if (!report->needed()) {
     std::cout << "nothing to repair: " << kept << ", none lost\n";
   } else if (o.dry_run) {

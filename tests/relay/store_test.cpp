@@ -367,6 +367,22 @@ std::vector<std::uint64_t> record_offsets(const std::string& log) {
   return offsets;
 }
 
+/// The payloads of the records of `log`, in order.
+std::vector<std::string> record_payloads(const std::string& log) {
+  std::vector<std::string> payloads;
+  for (const auto& r : relay::scan_records(std::as_bytes(std::span(log.data(), log.size())), relay::log_header_size).records) {
+    payloads.emplace_back(r.payload);
+  }
+  return payloads;
+}
+
+/// A sound log (good header, every frame and checksum good) of `payloads`.
+std::string log_of(const std::vector<std::string>& payloads) {
+  std::string log = relay::encode_log_header();
+  for (const std::string& payload : payloads) relay::append_record(log, payload);
+  return log;
+}
+
 /// A log of four records: pkg_1 (creating its project), pkg_2 (a draft),
 /// pkg_3, and pkg_2 flagged for review; and the offsets of its records.
 std::pair<std::string, std::vector<std::uint64_t>> four_record_log(agentctx::io::memory_file_system& fs) {
@@ -773,6 +789,100 @@ TEST_CASE("repair keeps a key's later facts when a fact they superseded is lost"
     CHECK_FALSE(report.rewritten);
     CHECK(log_bytes(fs) == log);
   }
+}
+
+TEST_CASE("repair amends a log that open refuses although no bytes are lost") {
+  // Written by another tool, say: every frame and checksum is good, but a
+  // record needs a project recreated or a fact relinked to apply.
+  SUBCASE("a fact superseding a fact the log never held") {
+    agentctx::io::memory_file_system fs;
+    {
+      auto store = open_store(fs);
+      require_value(store.deposit(package("pkg_0")));
+      require_value(store.assert_fact(assertion("v0", "2026-04-01T00:00:00Z")));
+      require_value(store.assert_fact(assertion("v1", "2026-04-02T00:00:00Z")));
+    }
+    std::vector<std::string> payloads = record_payloads(log_bytes(fs));
+    REQUIRE(payloads.size() == 3);
+    const auto at = payloads[2].find(R"("supersedes":"fact_)");
+    REQUIRE(at != std::string::npos);
+    payloads[2].replace(at + 14, 5, "gone_");
+    write_log(fs, log_of(payloads));
+    const auto refused = relay::store::open(fs, "/r", test_options());
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message.find("supersedes the wrong fact") != std::string::npos);
+
+    const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1)));
+    CHECK(report.lost.empty());
+    REQUIRE(report.relinked.size() == 1);
+    CHECK(report.relinked[0].lost_fact_id.value_or("").rfind("gone_", 0) == 0);
+    CHECK(report.needed());
+    CHECK(report.rewritten);
+    auto store = open_store(fs, true);
+    CHECK(store.history("proj_demo", "dashboard", "status").size() == 2);
+    CHECK(store.current_fact("proj_demo", "dashboard", "status")->value == "v1");
+    CHECK_FALSE(require_value(relay::store::repair(fs, "/r", repair_at(2))).needed());
+  }
+
+  SUBCASE("records of a project the log never created") {
+    agentctx::io::memory_file_system fs;
+    {
+      auto store = open_store(fs);
+      require_value(store.deposit(package("pkg_0")));
+      require_value(store.deposit(package("pkg_1")));
+    }
+    std::vector<std::string> payloads = record_payloads(log_bytes(fs));
+    payloads.erase(payloads.begin());  // the deposit that created the project
+    write_log(fs, log_of(payloads));
+    REQUIRE(relay::store::open(fs, "/r", test_options()).error().code == errc::corrupt);
+    const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1)));
+    CHECK(report.lost.empty());
+    CHECK(report.recreated.size() == 1);
+    CHECK(report.needed());
+    CHECK(report.rewritten);
+    CHECK(require_value(open_store(fs, true).packages_of("proj_demo")).size() == 1);
+  }
+}
+
+TEST_CASE("repair loses a fact that cannot be relinked, naming why") {
+  // After an invalidation, a fact may start before the fact it ended; with
+  // the invalidation lost, it cannot supersede that fact.
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    require_value(store.deposit(package("pkg_0")));
+    require_value(store.assert_fact(assertion("v0", "2026-04-10T00:00:00Z")));
+    CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status")) == 1);
+    require_value(store.assert_fact(assertion("v1", "2026-04-01T00:00:00Z")));
+  }
+  std::string log = log_bytes(fs);
+  const std::vector<std::uint64_t> at = record_offsets(log);
+  REQUIRE(at.size() == 4);
+  log[at[2] + 40] ^= 0x01;  // the invalidation
+  write_log(fs, log);
+  const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1)));
+  CHECK(report.relinked.empty());
+  REQUIRE(report.lost.size() == 2);
+  CHECK(report.lost[1].offset == at[3]);
+  CHECK(report.lost[1].what == "record does not apply: fact record starts before the fact it supersedes");
+  CHECK(open_store(fs, true).current_fact("proj_demo", "dashboard", "status")->value == "v0");
+}
+
+TEST_CASE("open names a package record that does not apply") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    require_value(store.deposit(package("pkg_0")));
+    require_value(store.deposit(package("pkg_1")));
+  }
+  std::vector<std::string> payloads = record_payloads(log_bytes(fs));
+  payloads.push_back(payloads[1]);  // pkg_1 again
+  write_log(fs, log_of(payloads));
+  const auto refused = relay::store::open(fs, "/r", test_options());
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::corrupt);
+  CHECK(refused.error().message.find(R"(record does not apply: package "pkg_1" deposited twice)") != std::string::npos);
+  CHECK(refused.error().offset == log_of({payloads[0], payloads[1]}).size());
 }
 
 TEST_CASE("a short relay.log that is not the start of a Relay header is refused, never overwritten") {

@@ -195,7 +195,9 @@ struct repair_report {
   bool header_rewritten = false;      ///< the header's fixed fields were damaged
   bool rewritten = false;             ///< relay.log was replaced (false: nothing to repair, or a dry run)
   std::string backup;                 ///< where the log as found was kept, when it was replaced
-  bool needed() const noexcept { return header_rewritten || !lost.empty(); }
+  /// The log as found does not open: the header is damaged, or records are
+  /// lost, or kept only with a project recreated or a fact relinked.
+  bool needed() const noexcept { return header_rewritten || !lost.empty() || !recreated.empty() || !relinked.empty(); }
 };
 
 struct repair_options {
@@ -675,8 +677,12 @@ class store {
   /// {project_id, created_at} just before the first kept package, fact or
   /// session record that writes to it, created_at being that record's
   /// time; report.recreated lists these, so the records of the project
-  /// survive the loss of its first one. Unless nothing is
-  /// lost or it is a dry run, the log as found is first kept whole as
+  /// survive the loss of its first one. A fact whose record superseded a
+  /// lost fact, or nothing while the key still has a current fact (the
+  /// invalidation that ended it was lost), is kept superseding the key's
+  /// current fact, or nothing (report.relinked), so a key's later facts
+  /// survive the loss of one. Unless nothing is lost or amended (and the
+  /// header is sound), or it is a dry run, the log as found is first kept whole as
   /// relay.log.damaged-<unix ms> (with -1, -2, ... when that name is taken;
   /// written and synced), then relay.log is
   /// replaced atomically; a crash leaves the old or the new log. Takes the
@@ -737,18 +743,34 @@ class store {
         std::string amended_text;
         if (auto applies = replay.apply(*record, true); !applies) {
           // A record that only fails for what was lost before it is kept,
-          // amended: a fact that superseded a lost fact supersedes what its
-          // key holds instead, and a record that writes to a project whose
-          // creation was lost follows a record recreating the project from
-          // what the record implies.
+          // amended: a fact whose supersedes does not match what was kept
+          // (a lost fact, a lost invalidation) supersedes what its key holds
+          // instead, and a record that writes to a project whose creation
+          // was lost follows a record recreating the project from what the
+          // record implies.
           json::value amended = *record;
           std::optional<repair_relink> relink = replay.relink_lost_supersedes(amended);
           std::optional<json::value> implied = replay.implied_project(amended);
           json::value check = amended;
           if (implied) check.set("project", *implied);
-          if ((!relink && !implied) || !replay.apply(check, true)) {
+          if (!relink && !implied) {
             lose(r.offset, size, "record does not apply: " + applies.error().message);
             continue;
+          }
+          if (auto amended_applies = replay.apply(check, true); !amended_applies) {
+            lose(r.offset, size, "record does not apply: " + amended_applies.error().message);
+            continue;
+          }
+          if (relink) {
+            auto text = replay.canonicalizer_.serialize(amended, json::canonical_form::jcs);
+            if (!text) return unexpected(std::move(text).error());
+            if (text->size() > max_record_payload) {
+              lose(r.offset, size, "record does not apply: " + applies.error().message + " (and amended it is " +
+                                       std::to_string(text->size()) + " bytes, more than a record may hold)");
+              continue;
+            }
+            amended_text = std::move(*text);
+            payload = amended_text;
           }
           if (implied) {
             json::value project_record = json::value::object_type{{"type", "project"}, {"project", *implied}};
@@ -760,10 +782,6 @@ class store {
                                         *detail::string_member(*implied, "created_at")});
           }
           if (relink) {
-            auto text = replay.canonicalizer_.serialize(amended, json::canonical_form::jcs);
-            if (!text) return unexpected(std::move(text).error());
-            amended_text = std::move(*text);
-            payload = amended_text;
             relink->offset = r.offset;
             report.relinked.push_back(std::move(*relink));
           }
@@ -1341,8 +1359,11 @@ class store {
       if ((current != nullptr) != (supersedes != nullptr)) {
         return fail(errc::corrupt, "fact record's supersedes does not match the key's current fact");
       }
-      if (supersedes != nullptr && (current->fact_id != *supersedes || f->valid_from_ms < current->valid_from_ms)) {
+      if (supersedes != nullptr && current->fact_id != *supersedes) {
         return fail(errc::corrupt, "fact record supersedes the wrong fact");
+      }
+      if (supersedes != nullptr && f->valid_from_ms < current->valid_from_ms) {
+        return fail(errc::corrupt, "fact record starts before the fact it supersedes");
       }
     } else if (supersedes != nullptr) {
       return fail(errc::corrupt, "an ended fact cannot supersede another");

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -402,6 +403,64 @@ TEST_CASE("BM25 tokens and scores") {
   CHECK(query.score(f3, l3) == 0.0);
   CHECK(query.score(f2, l2) > query.score(f1, l1));  // the rarer term "lion" matters more
   CHECK(agdb::bm25_query("  ,, ").empty());
+}
+
+TEST_CASE("BM25 tokens: the 64-byte blocks give the tokens a byte-by-byte scan gives") {
+  // The oracle: the definition read literally, one byte at a time.
+  const auto expected = [](std::string_view text) {
+    const auto word = [](unsigned char c) {
+      return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c >= 0x80;
+    };
+    std::vector<std::string_view> out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+      while (i < text.size() && !word(static_cast<unsigned char>(text[i]))) ++i;
+      const std::size_t start = i;
+      while (i < text.size() && word(static_cast<unsigned char>(text[i]))) ++i;
+      if (i > start) out.push_back(text.substr(start, i - start));
+    }
+    return out;
+  };
+  const auto tokens = [](std::string_view text) {
+    std::vector<std::string_view> out;
+    agdb::for_each_lexical_token(text, [&](std::string_view t) { out.push_back(t); });
+    return out;
+  };
+  // Every byte value, alone and in runs across block edges.
+  for (int c = 0; c < 256; ++c) {
+    for (std::size_t length : {std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{65}, std::size_t{129}}) {
+      const std::string run(length, static_cast<char>(c));
+      CAPTURE(c);
+      CAPTURE(length);
+      CHECK(tokens(run) == expected(run));
+      const std::string framed = "x " + run + " y";
+      CHECK(tokens(framed) == expected(framed));
+    }
+  }
+  // Random texts of word and separator bytes, tokens of every length, at
+  // every offset from a block edge (the views must point into the text).
+  std::mt19937_64 random(7);
+  const std::string alphabet = std::string("aZ09 ,.-_@[`{/:\t\n") + "\x7f\x80\xff\xc3\xa9";
+  for (int round = 0; round < 3000; ++round) {
+    std::string text(random() % 300, ' ');
+    for (char& c : text) {
+      c = random() % 5 == 0 ? static_cast<char>(random()) : alphabet[random() % alphabet.size()];
+    }
+    const auto got = tokens(text);
+    const auto want = expected(text);
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      CHECK(got[i].data() == want[i].data());
+      CHECK(got[i].size() == want[i].size());
+    }
+  }
+  // The vector mask and the scalar one agree on every block.
+  for (int round = 0; round < 2000; ++round) {
+    char block[64];
+    for (char& c : block) c = static_cast<char>(random());
+    CHECK(agdb::detail::word_byte_mask(block) == agdb::detail::word_byte_mask_scalar(block));
+  }
+  CHECK(tokens("").empty());
 }
 
 TEST_CASE("scoring large layers on two threads gives the same results") {

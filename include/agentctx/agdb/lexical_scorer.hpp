@@ -17,9 +17,15 @@
 // building one.
 #pragma once
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,20 +38,69 @@ struct bm25_parameters {
   double b = 0.75;
 };
 
+namespace detail {
+
+/// Bit i set when byte i of the 64 at `p` is a word byte (see the file
+/// comment), byte by byte; word_byte_mask is the same, 16 bytes at a time.
+inline std::uint64_t word_byte_mask_scalar(const char* p) noexcept {
+  std::uint64_t mask = 0;
+  for (unsigned i = 0; i < 64; ++i) {
+    const auto c = static_cast<unsigned char>(p[i]);
+    const bool word = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c >= 0x80;
+    mask |= static_cast<std::uint64_t>(word) << i;
+  }
+  return mask;
+}
+
+inline std::uint64_t word_byte_mask(const char* p) noexcept {
+#if defined(__SSE2__)
+  std::uint64_t mask = 0;
+  for (unsigned k = 0; k < 4; ++k) {
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * k));
+    // c - '0' <= 9 and (c | 0x20) - 'a' <= 25, unsigned; c >= 0x80 is the sign bit.
+    const __m128i digit = _mm_sub_epi8(b, _mm_set1_epi8('0'));
+    const __m128i letter = _mm_sub_epi8(_mm_or_si128(b, _mm_set1_epi8(0x20)), _mm_set1_epi8('a'));
+    const __m128i ascii_word = _mm_or_si128(_mm_cmpeq_epi8(_mm_min_epu8(digit, _mm_set1_epi8(9)), digit),
+                                            _mm_cmpeq_epi8(_mm_min_epu8(letter, _mm_set1_epi8(25)), letter));
+    const auto bits = static_cast<unsigned>(_mm_movemask_epi8(ascii_word) | _mm_movemask_epi8(b));
+    mask |= static_cast<std::uint64_t>(bits) << (16 * k);
+  }
+  return mask;
+#else
+  return word_byte_mask_scalar(p);
+#endif
+}
+
+}  // namespace detail
+
 /// Calls f(token) for each token of `text` (see the file comment), in order.
+/// Reads 64 bytes at a time: a mask of the word bytes, whose edges (where a
+/// run starts or ends) are the token boundaries.
 template <class F>
 void for_each_lexical_token(std::string_view text, F&& f) {
-  const auto is_word_byte = [](unsigned char c) {
-    return (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c >= 0x80;
-  };
-  std::size_t i = 0;
   const std::size_t n = text.size();
-  while (i < n) {
-    while (i < n && !is_word_byte(static_cast<unsigned char>(text[i]))) ++i;
-    const std::size_t start = i;
-    while (i < n && is_word_byte(static_cast<unsigned char>(text[i]))) ++i;
-    if (i > start) f(text.substr(start, i - start));
+  std::size_t start = 0;
+  bool in_token = false;
+  std::uint64_t before = 0;  // 1 when the byte before the block is a word byte
+  char last[64];
+  for (std::size_t base = 0; base < n; base += 64) {
+    const char* block = text.data() + base;
+    if (n - base < 64) {  // the last, short block, padded with a byte that is not a word byte
+      std::memset(last, ' ', sizeof last);
+      std::memcpy(last, block, n - base);
+      block = last;
+    }
+    const std::uint64_t words = detail::word_byte_mask(block);
+    std::uint64_t edges = words ^ ((words << 1) | before);
+    before = words >> 63;
+    for (; edges != 0; edges &= edges - 1) {
+      const std::size_t at = base + static_cast<std::size_t>(std::countr_zero(edges));
+      if (in_token) f(text.substr(start, at - start));
+      start = at;
+      in_token = !in_token;
+    }
   }
+  if (in_token) f(text.substr(start, n - start));
 }
 
 /// One query's terms, and the per-document counting and scoring.

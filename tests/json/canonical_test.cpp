@@ -224,6 +224,29 @@ TEST_CASE("parse builds a tree that keeps member order; the tree canonicalizes l
   CHECK_FALSE(*tree == *json::parse(R"({"d":[1,2],"c":{"z":1.5},"b":"changed"})"));
 }
 
+TEST_CASE("a tree's members are written in canonical order whatever order they are in, and a name twice is refused") {
+  // U+FF61 sorts before U+1F600 by UTF-8 bytes (relay), after it by UTF-16
+  // code units (jcs): a tree in either order is written in each form's.
+  const std::string bmp = "\xEF\xBD\xA1", astral = "\xF0\x9F\x98\x80";
+  const std::string relay_order = "{\"a\":1,\"" + bmp + "\":2,\"" + astral + "\":3}";
+  const std::string jcs_order = "{\"a\":1,\"" + astral + "\":3,\"" + bmp + "\":2}";
+  for (const auto& members : {json::value::object_type{{"a", 1}, {bmp, 2}, {astral, 3}},
+                              json::value::object_type{{"a", 1}, {astral, 3}, {bmp, 2}},
+                              json::value::object_type{{astral, 3}, {bmp, 2}, {"a", 1}}}) {
+    const json::value tree = members;
+    CHECK(json::serialize(tree).value() == relay_order);
+    CHECK(json::serialize(tree, canonical_form::jcs).value() == jcs_order);
+  }
+  // A name twice, next to each other (in order otherwise) or apart.
+  for (const auto& members : {json::value::object_type{{"a", 1}, {"a", 2}},
+                              json::value::object_type{{"a", 1}, {"b", 2}, {"b", 3}},
+                              json::value::object_type{{"b", 1}, {"a", 2}, {"b", 3}}}) {
+    const auto refused = json::serialize(json::value(members));
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message.find("duplicate member name") != std::string::npos);
+  }
+}
+
 TEST_CASE("a tree a program built is checked as it is written") {
   json::value bad_number = json::value::array_type{std::nan("")};
   CHECK(json::serialize(bad_number).error().code == errc::invalid_value);

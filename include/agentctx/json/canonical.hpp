@@ -249,12 +249,18 @@ class canonical_writer {
       scratch_.push_back({name_prefix(m.first, form), m.first, &m.second});
     }
     const auto first = scratch_.begin() + static_cast<std::ptrdiff_t>(begin);
-    std::sort(first, scratch_.end(), [form](const member& a, const member& b) { return member_less(a, b, form); });
-    for (auto it = first; it != scratch_.end() && it + 1 != scratch_.end(); ++it) {
-      if (it->name == (it + 1)->name) {
-        std::string message = duplicate_name_message(it->name);
-        scratch_.resize(begin);
-        return fail(errc::invalid_value, std::move(message));
+    const auto less = [form](const member& a, const member& b) { return member_less(a, b, form); };
+    // Members in canonical order already (a tree read from canonical text)
+    // need no sort, and hold no name twice.
+    if (std::adjacent_find(first, scratch_.end(), [&](const member& a, const member& b) { return !less(a, b); }) !=
+        scratch_.end()) {
+      std::sort(first, scratch_.end(), less);
+      for (auto it = first; it != scratch_.end() && it + 1 != scratch_.end(); ++it) {
+        if (it->name == (it + 1)->name) {
+          std::string message = duplicate_name_message(it->name);
+          scratch_.resize(begin);
+          return fail(errc::invalid_value, std::move(message));
+        }
       }
     }
     out_.put('{');

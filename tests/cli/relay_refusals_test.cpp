@@ -13,6 +13,9 @@
 #include "agentctx/core/time.hpp"
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
+#if defined(RELAY_BIN)
+#include "cli/relay_cli_support.hpp"
+#endif
 
 namespace cli_relay_refusals_test {
 
@@ -27,48 +30,22 @@ using cli_test::contains;
 using cli_test::read_file;
 using cli_test::run_result;
 
+using namespace relay_cli_test;
+
 namespace {
 
-constexpr int exit_not_found = 1;
-constexpr int exit_invalid_schema = 3;
-constexpr int exit_archived = 6;
-
-std::string package_text(const std::string& id, const std::string& status = "complete") {
-  return "{\"package_id\":\"" + id +
-         "\",\"project_id\":\"proj_demo\",\"relay_version\":\"0.1\",\"title\":\"Package " + id + "\",\"status\":\"" +
-         status + "\",\"package_type\":\"milestone\",\"review_type\":\"none\",\"created_at\":\"" +
-         agentctx::format_rfc3339_utc_ms(agentctx::now_unix_ms()) +
-         "\",\"created_by\":{\"id\":\"jordan\",\"type\":\"human\",\"session_id\":null}}";
+/// Deposits a package `id` (titled "Package <id>") in proj_demo.
+void deposit(const relay_fixture& f, const std::string& id, const std::string& status = "complete") {
+  f.deposit(package_text(id, "Package " + id, "proj_demo", status));
 }
-
-struct fixture {
-  io_test::temporary_directory dir;
-  std::string store = dir.path() + "/store";
-
-  run_result run(std::vector<std::string> args, const std::string& at = {}) const {
-    args.push_back("--store");
-    args.push_back(at.empty() ? store : at);
-    return cli_test::run(RELAY_BIN, args, dir.path(), "/dev/null");
-  }
-
-  std::string file(const std::string& name, const std::string& text) const {
-    const std::string path = dir.path() + "/" + name;
-    cli_test::write_file(path, text);
-    return path;
-  }
-
-  void deposit(const std::string& id, const std::string& status = "complete", const std::string& at = {}) const {
-    check_clean_success(run({"deposit", file(id + ".json", package_text(id, status))}, at));
-  }
-};
 
 }  // namespace
 
 TEST_CASE("relay review --status awaiting_review needs a reviewer: --review-type, or invalid_schema") {
-  fixture f;
-  f.deposit("pkg_draft", "draft");
+  relay_fixture f;
+  deposit(f, "pkg_draft", "draft");
   const run_result refused = f.run({"review", "--package", "pkg_draft", "--status", "awaiting_review"});
-  cli_test::check_error(refused, exit_invalid_schema, "review_type", "relay");
+  check_failure(refused, exit_invalid_schema, "review_type");
   // --review-type takes human or agent, and only with awaiting_review.
   CHECK(f.run({"review", "--package", "pkg_draft", "--status", "awaiting_review", "--review-type", "none"}).exit_code == 2);
   CHECK(f.run({"review", "--package", "pkg_draft", "--status", "complete", "--review-type", "human"}).exit_code == 2);
@@ -83,20 +60,20 @@ TEST_CASE("relay review --status awaiting_review needs a reviewer: --review-type
 }
 
 TEST_CASE("relay refuses a short relay.log that is not a Relay log, and never replaces it") {
-  fixture f;
+  relay_fixture f;
   std::filesystem::create_directories(f.store);
   cli_test::write_file(f.store + "/relay.log", "hello\n");
   const run_result listed = f.run({"project", "list"});
   CHECK(listed.exit_code == exit_not_found);
   CHECK(contains(listed.err, "not a Relay store log"));
-  const run_result deposited = f.run({"deposit", f.file("p1.json", package_text("pkg_1"))});
+  const run_result deposited = f.run({"deposit", f.file("p1.json", package_text("pkg_1", "Package pkg_1"))});
   CHECK(deposited.exit_code == exit_not_found);
   CHECK(read_file(f.store + "/relay.log") == "hello\n");
 }
 
 TEST_CASE("relay invalidate of an unknown project and assert with an unknown source package are not found") {
-  fixture f;
-  f.deposit("pkg_1");
+  relay_fixture f;
+  deposit(f, "pkg_1");
   const run_result invalidated = f.run({"invalidate", "--project", "proj_nope", "--subject", "a", "--predicate", "b"});
   CHECK(invalidated.exit_code == exit_not_found);
   CHECK(contains(invalidated.err, "proj_nope"));
@@ -109,27 +86,27 @@ TEST_CASE("relay invalidate of an unknown project and assert with an unknown sou
 }
 
 TEST_CASE("relay import into a project the store holds archived is project_archived") {
-  fixture f;
-  f.deposit("pkg_1");
+  relay_fixture f;
+  deposit(f, "pkg_1");
   const std::string exported = f.dir.path() + "/export.ndjson";
   check_clean_success(f.run({"export", "--out", exported}));
   const std::string second = f.dir.path() + "/second";
-  check_clean_success(f.run({"project", "create", "proj_demo"}, second));
-  check_clean_success(f.run({"project", "archive", "proj_demo"}, second));
-  const run_result imported = f.run({"import", exported}, second);
+  check_clean_success(f.run_at(second, {"project", "create", "proj_demo"}));
+  check_clean_success(f.run_at(second, {"project", "archive", "proj_demo"}));
+  const run_result imported = f.run_at(second, {"import", exported});
   CHECK(imported.exit_code == exit_archived);
   CHECK(contains(imported.err, "archived"));
   // Restored, the store's project (another created_at than the export's) is
   // kept as it is, and the import says so.
-  check_clean_success(f.run({"project", "unarchive", "proj_demo"}, second));
-  const run_result restored = f.run({"import", exported}, second);
+  check_clean_success(f.run_at(second, {"project", "unarchive", "proj_demo"}));
+  const run_result restored = f.run_at(second, {"import", exported});
   check_clean_success(restored);
   CHECK(contains(restored.out, "project proj_demo: the store's differs from the export's and was kept as it is"));
 }
 
 TEST_CASE("relay repair of a store whose first record is damaged keeps the project's later records") {
-  fixture f;
-  for (int i = 0; i < 8; ++i) f.deposit("pkg_" + std::to_string(i));
+  relay_fixture f;
+  for (int i = 0; i < 8; ++i) deposit(f, "pkg_" + std::to_string(i));
   for (int i = 0; i < 6; ++i) {
     check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s" + std::to_string(i % 3),
                                "--predicate", "p", "--value", "v" + std::to_string(i)}));
@@ -154,8 +131,8 @@ TEST_CASE("relay repair of a store whose first record is damaged keeps the proje
 }
 
 TEST_CASE("relay repair keeps a key's later facts when the fact they superseded is lost") {
-  fixture f;
-  f.deposit("pkg_1");
+  relay_fixture f;
+  deposit(f, "pkg_1");
   for (int i = 0; i < 3; ++i) {
     check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value",
                                "value_" + std::to_string(i), "--valid-from",

@@ -21,6 +21,9 @@
 #include "agentctx/relay/store.hpp"
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
+#if defined(RELAY_BIN)
+#include "cli/relay_cli_support.hpp"
+#endif
 
 namespace cli_relay_test {
 
@@ -36,71 +39,9 @@ using cli_test::contains;
 using cli_test::number_of;
 using cli_test::run_result;
 using cli_test::text_of;
+using namespace relay_cli_test;
 
 namespace {
-
-// The exit codes of docs/cli/relay.md.
-constexpr int exit_not_found = 1;
-constexpr int exit_usage = 2;
-constexpr int exit_invalid_schema = 3;
-constexpr int exit_invalid_transition = 4;
-constexpr int exit_duplicate = 5;
-constexpr int exit_archived = 6;
-
-std::string now_text() { return agentctx::format_rfc3339_utc_ms(agentctx::now_unix_ms()); }
-
-/// A package (section 6) as JSON text, created now (so orient's window has
-/// it); `extra` members are added as they are (",\"tags\":[...]").
-std::string package_text(const std::string& id, const std::string& title, const std::string& project = "proj_demo",
-                         const std::string& status = "complete", const std::string& extra = "") {
-  std::string text = "{";
-  if (!id.empty()) text += "\"package_id\":\"" + id + "\",";
-  text += "\"project_id\":\"" + project + "\",\"relay_version\":\"0.1\",\"title\":\"" + title + "\",\"status\":\"" +
-          status + "\",\"package_type\":\"milestone\",\"review_type\":\"none\",\"created_at\":\"" + now_text() +
-          "\",\"created_by\":{\"id\":\"jordan\",\"type\":\"human\",\"session_id\":null}" + extra + "}";
-  return text;
-}
-
-/// A temporary folder with a store in its "store" subfolder; run() passes
-/// --store to every command and runs it in the temporary folder.
-struct relay_fixture {
-  io_test::temporary_directory dir;
-  std::string store = dir.path() + "/store";
-
-  run_result run(std::vector<std::string> args, const std::string& input_file = "/dev/null") const {
-    args.push_back("--store");
-    args.push_back(store);
-    return cli_test::run(RELAY_BIN, args, dir.path(), input_file);
-  }
-
-  /// The JSON a successful `args --json` printed (nothing on stderr).
-  simdjson::dom::element json(simdjson::dom::parser& parser, std::vector<std::string> args,
-                              const std::string& input_file = "/dev/null") const {
-    args.push_back("--json");
-    const run_result r = run(args, input_file);
-    CAPTURE(cli_test::joined(args));
-    check_clean_success(r);
-    return cli_test::parse_json(parser, r.out);
-  }
-
-  /// Writes `text` to `name` in the temporary folder; returns its path.
-  std::string file(const std::string& name, const std::string& text) const {
-    const std::string path = dir.path() + "/" + name;
-    cli_test::write_file(path, text);
-    return path;
-  }
-
-  /// Deposits `text`; returns the package id.
-  std::string deposit(const std::string& text) const {
-    simdjson::dom::parser parser;
-    return text_of(json(parser, {"deposit", file("deposit.json", text)}), "package_id");
-  }
-};
-
-/// The command failed with `exit_code` and one "relay: ..." line naming `fragment`.
-void check_failure(const run_result& r, int exit_code, std::string_view fragment) {
-  cli_test::check_error(r, exit_code, fragment, "relay");
-}
 
 /// The command, run with --json, failed with `exit_code`: one line on stderr
 /// and {"error": {"code", "status", "message"}} on stdout.

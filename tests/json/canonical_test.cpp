@@ -265,6 +265,80 @@ TEST_CASE("a tree a program built is checked as it is written") {
   CHECK_FALSE(json::serialize(deep).has_value());
 }
 
+namespace {
+
+// The escaped form of `text` byte by byte, as the canonical forms write it:
+// the oracle of the writer's block-at-a-time copy.
+std::string escaped_by_bytes(std::string_view text) {
+  std::string out = "\"";
+  for (const char ch : text) {
+    char buffer[8];
+    out.append(buffer, json::write_canonical_ascii(buffer, static_cast<unsigned char>(ch)) - buffer);
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+TEST_CASE("a tree's strings are checked for UTF-8 in the pass that escapes them") {
+  // Pieces that land at every offset of the sixteen- and eight-byte blocks
+  // and of the tail: plain ASCII, escapes, well-formed sequences of two to
+  // four bytes, and ill-formed ones (a lone continuation byte, a truncated
+  // sequence, an overlong form, a surrogate, a code point above U+10FFFF, a
+  // byte UTF-8 never uses).
+  const std::string_view pieces[] = {"a",        "bcdefgh",   "\"",       "\\",      "\n",       "\x01",
+                                     "\x7F",    "\xC3\xA9",  "\xE2\x80\xA8", "\xF0\x9F\x98\x80", "\x80",    "\xC3",
+                                     "\xE2\x80", "\xC0\xAF",  "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xFF",    "0123456789abcdef"};
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  const auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  std::size_t valid = 0, invalid = 0;
+  for (int round = 0; round < 20000; ++round) {
+    std::string text;
+    const std::size_t count = next() % 12;
+    for (std::size_t k = 0; k < count; ++k) text += pieces[next() % std::size(pieces)];
+    CAPTURE(text);
+    const bool is_utf8 = agentctx::is_valid_utf8(text);
+    for (const bool as_name : {false, true}) {
+      const json::value tree = as_name ? json::value(json::value::object_type{{text, 1}})
+                                       : json::value(json::value::array_type{json::value(text)});
+      const auto written = json::serialize(tree);
+      REQUIRE(written.has_value() == is_utf8);
+      if (is_utf8) {
+        CHECK(*written == (as_name ? "{" + escaped_by_bytes(text) + ":1}" : "[" + escaped_by_bytes(text) + "]"));
+      } else {
+        CHECK(written.error().code == errc::invalid_utf8);
+      }
+    }
+    (is_utf8 ? valid : invalid) += 1;
+  }
+  // Both outcomes were tried often.
+  CHECK(valid > 1000);
+  CHECK(invalid > 1000);
+}
+
+TEST_CASE("parse finds a name twice whether or not the names are in order") {
+  canonicalizer c;
+  for (const char* text : {R"({"a":1,"b":2,"b":3})", R"({"a":1,"a":2,"b":3})", R"({"b":1,"a":2,"b":3})",
+                           R"({"a":{"x":1,"y":2,"x":3}})", R"([{"k":1},{"k":1,"k":2}])"}) {
+    CAPTURE(text);
+    const auto parsed = c.parse(text);
+    REQUIRE_FALSE(parsed.has_value());
+    CHECK(parsed.error().message.find("duplicate member name") != std::string::npos);
+  }
+  // In order, out of order, and names that are prefixes of each other.
+  for (const char* text : {R"({"a":1,"ab":2,"b":3})", R"({"b":1,"ab":2,"a":3})", R"({"":1,"a":{"":2}})"}) {
+    CAPTURE(text);
+    const auto parsed = c.parse(text);
+    REQUIRE(parsed.has_value());
+    CHECK(json::to_text(*parsed) == text);
+  }
+}
+
 TEST_CASE("to_text writes a tree with its members in their order") {
   auto tree = json::parse(R"({"b":1,"a":[true,null,"x\n"],"c":{"z":1.5}})");
   REQUIRE(tree.has_value());

@@ -92,16 +92,18 @@ inline double number_of(simdjson::dom::element node) noexcept {
 }
 
 // Index (0..7) of the first byte of `word` (bytes in memory order, loaded
-// little-endian) that a JSON string must escape: '"', '\\' or a control
-// character below 0x20; 8 when there is none. The zero-byte tricks can flag
-// a byte after a real hit, never one before it, so the lowest flag is exact.
+// little-endian) that a JSON string must escape ('"', '\\' or a control
+// character below 0x20) or that starts a non-ASCII sequence; 8 when there is
+// none. The zero-byte tricks can flag a byte after a real hit, never one
+// before it, so the lowest flag is exact.
 inline unsigned first_byte_to_escape(std::uint64_t word) noexcept {
   constexpr std::uint64_t ones = 0x0101010101010101ULL;
   constexpr std::uint64_t high_bits = 0x8080808080808080ULL;
   const std::uint64_t quote = word ^ (ones * '"');
   const std::uint64_t backslash = word ^ (ones * '\\');
   const std::uint64_t flags =
-      (((word - ones * 0x20) & ~word) | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash)) & high_bits;
+      (((word - ones * 0x20) & ~word) | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | word) &
+      high_bits;
   return static_cast<unsigned>(std::countr_zero(flags)) / 8;
 }
 
@@ -109,40 +111,57 @@ inline unsigned first_byte_to_escape(std::uint64_t word) noexcept {
 // \u00xx, plus the quotes and 16 bytes of slack for block-sized copies.
 constexpr std::size_t escaped_room(std::size_t size) noexcept { return 6 * size + 2 + 16; }
 
-// Writes `text` (valid UTF-8) quoted, with the minimal escapes, at `out`,
-// which has escaped_room(text.size()) bytes; returns the end. Plain bytes are
-// copied eight at a time.
+// Writes `text` quoted, with the minimal escapes, at `out`, which has
+// escaped_room(text.size()) bytes, checking in the same pass that it is
+// UTF-8; returns the end, or nullptr when it is not UTF-8 (the bytes at
+// `out` are then unspecified). Plain ASCII is copied sixteen bytes at a
+// time; each non-ASCII sequence is validated as it is copied.
 inline char* write_escaped(char* out, std::string_view text) noexcept {
   const char* s = text.data();
-  const std::size_t size = text.size();
-  std::size_t i = 0;
+  const char* const end = s + text.size();
   *out++ = '"';
-  while (i < size) {
+  while (s != end) {
 #if defined(__SSE2__)
-    // Sixteen bytes at a time: flag '"', '\\' and bytes below 0x20.
-    if (size - i >= 16) {
-      const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+    // Sixteen bytes at a time: flag '"', '\\', bytes below 0x20 and bytes
+    // of 0x80 and above.
+    if (end - s >= 16) {
+      const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out), chunk);
       const __m128i special =
           _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\'))),
                        _mm_cmpeq_epi8(_mm_min_epu8(chunk, _mm_set1_epi8(0x1F)), chunk));
-      const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+      const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special) | _mm_movemask_epi8(chunk));
       const unsigned plain = mask == 0 ? 16u : static_cast<unsigned>(std::countr_zero(mask));
       out += plain;
-      i += plain;
+      s += plain;
       if (plain == 16) continue;
     } else
 #endif
-    if (size - i >= 8) {
-      const std::uint64_t word = load_u64(s + i);
-      std::memcpy(out, s + i, 8);
+    if (end - s >= 8) {
+      const std::uint64_t word = load_u64(s);
+      std::memcpy(out, s, 8);
       const unsigned plain = first_byte_to_escape(word);
       out += plain;
-      i += plain;
+      s += plain;
       if (plain == 8) continue;
+    } else {
+      const auto c = static_cast<unsigned char>(*s);
+      if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+        *out++ = *s++;
+        continue;
+      }
     }
-    const auto c = static_cast<unsigned char>(s[i++]);
-    out = write_canonical_ascii(out, c);  // non-ASCII bytes are copied as they are
+    const auto c = static_cast<unsigned char>(*s);
+    if (c >= 0x80) {
+      const std::size_t size = utf8_sequence_size(s, end);
+      if (size == 0) return nullptr;
+      for (std::size_t k = 0; k < size; ++k) out[k] = s[k];
+      out += size;
+      s += size;
+    } else {
+      out = write_canonical_ascii(out, c);
+      ++s;
+    }
   }
   *out++ = '"';
   return out;
@@ -236,8 +255,9 @@ class canonical_writer {
   }
 
   bool write_string(std::string_view text) {
-    if (!is_valid_utf8(text)) return fail(errc::invalid_utf8, "a string is not valid UTF-8");
-    out_.advance_to(write_escaped(out_.room(escaped_room(text.size())), text));
+    char* const end = write_escaped(out_.room(escaped_room(text.size())), text);
+    if (end == nullptr) return fail(errc::invalid_utf8, "a string is not valid UTF-8");
+    out_.advance_to(end);
     return true;
   }
 
@@ -451,6 +471,7 @@ class canonicalizer {
         value::array_type items;
         simdjson::dom::array elements;
         if (node.get_array().get(elements) != simdjson::SUCCESS) return value();
+        items.reserve(elements.size());
         for (simdjson::dom::element item : elements) {
           auto converted = to_value(item, depth + 1);
           if (!converted) return converted;
@@ -464,10 +485,15 @@ class canonicalizer {
         if (node.get_object().get(object) != simdjson::SUCCESS) return value();
         names_.clear();
         for (simdjson::dom::key_value_pair member : object) names_.push_back(member.key);
-        std::sort(names_.begin(), names_.end());
-        if (const auto dup = std::adjacent_find(names_.begin(), names_.end()); dup != names_.end()) {
-          return unexpected(make_error(errc::invalid_value, "duplicate member name " + quote_for_message(*dup, 80)));
+        // Names in increasing byte order (a tree read from canonical text)
+        // hold none twice: the sort is for the others.
+        if (std::adjacent_find(names_.begin(), names_.end(), std::greater_equal<std::string_view>()) != names_.end()) {
+          std::sort(names_.begin(), names_.end());
+          if (const auto dup = std::adjacent_find(names_.begin(), names_.end()); dup != names_.end()) {
+            return unexpected(make_error(errc::invalid_value, "duplicate member name " + quote_for_message(*dup, 80)));
+          }
         }
+        members.reserve(names_.size());
         for (simdjson::dom::key_value_pair member : object) {
           auto converted = to_value(member.value, depth + 1);
           if (!converted) return converted;

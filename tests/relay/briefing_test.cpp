@@ -4,6 +4,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "agentctx/agdb/hash_embedder.hpp"
 #include "agentctx/relay/conformance.hpp"
 #include "agentctx/relay/export.hpp"
@@ -169,6 +172,160 @@ TEST_CASE("pull relevant ranks by the fused vector and BM25 rankings") {
   CHECK(relay::pull_relevant(store, "proj_demo", "", 2, embedder).error().code == errc::invalid_argument);
   CHECK(relay::pull_relevant(store, "proj_nope", "x", 2, embedder).error().code == errc::not_found);
   CHECK(relay::searchable_text(require_value(store.find_package("c"))->package).find("Stripe") != std::string::npos);
+}
+
+namespace {
+
+// An embedder that fails when told to, and otherwise embeds as hash_embedder.
+class failing_embedder final : public agentctx::agdb::embedder {
+ public:
+  const agentctx::agdb::embedding_profile& profile() const override { return inner_.profile(); }
+  agentctx::result<void> embed(std::span<const std::string_view> texts, std::span<float> out) override {
+    if (fail) return agentctx::fail(errc::io_error, "the embedder is down");
+    return inner_.embed(texts, out);
+  }
+  bool fail = false;
+
+ private:
+  agentctx::agdb::hash_embedder inner_;
+};
+
+// A package whose texts draw on a small vocabulary (cased, with non-ASCII
+// words), so that queries share terms with many packages.
+json::value worded(std::size_t i, const std::string& project, std::uint64_t& state) {
+  static const char* const words[] = {"Archive", "index", "session", "HANDOFF", "layer", "retrieval", "dashboard",
+                                      "migration", "schema", "agent", "review", "deposit", "cache", "vector",
+                                      "filter", "commit", "café", "résumé", "日本語", "budget", "token", "chunk"};
+  const auto next = [&state] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  const auto text = [&](std::size_t count) {
+    std::string out;
+    for (std::size_t k = 0; k < count; ++k) out += std::string(k == 0 ? "" : " ") + words[next() % std::size(words)];
+    return out;
+  };
+  json::value p = package("pkg" + std::to_string(i), project, text(1 + next() % 5));
+  if (next() % 2 == 0) p.set("description", text(next() % 20));
+  if (next() % 3 == 0) p.set("content_md", "# " + text(3) + "\n\n" + text(next() % 120) + ".");
+  if (next() % 4 == 0) p.set("decisions_made", json::value::array_type{text(4), text(2)});
+  if (next() % 5 == 0) p.set("handoff_note", text(6));
+  if (i % 10 == 3) p.set("status", "draft");
+  return p;
+}
+
+// The hits of pull_relevant through `index` are exactly those without one.
+std::size_t check_same_ranking(const relay::store& store, relay::relevance_index& index, agentctx::agdb::embedder& embedder,
+                        const std::string& project, const std::string& query, std::size_t limit) {
+  CAPTURE(project);
+  CAPTURE(query);
+  const auto plain = require_value(relay::pull_relevant(store, project, query, limit, embedder));
+  const auto indexed = require_value(relay::pull_relevant(store, project, query, limit, embedder, &index));
+  REQUIRE(indexed.size() == plain.size());
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    CHECK(indexed[i].package == plain[i].package);
+    CHECK(indexed[i].score == plain[i].score);
+    CHECK(indexed[i].vector_score == plain[i].vector_score);
+    CHECK(indexed[i].lexical_score == plain[i].lexical_score);
+  }
+  return plain.size();
+}
+
+}  // namespace
+
+TEST_CASE("the relevance index's term table numbers each distinct term once") {
+  relay::detail::term_table table;
+  CHECK_FALSE(table.find("x").has_value());
+  std::vector<std::string> terms;
+  // Every length from 0 to 19 (the hash reads 8-byte words and a tail of
+  // 1..7), terms that differ only in their last byte, and enough of them to
+  // grow the table several times.
+  for (int i = 0; i < 5000; ++i) {
+    std::string term(static_cast<std::size_t>(i % 20), 'a');
+    if (!term.empty()) term.back() = static_cast<char>('a' + i / 20 % 26);
+    term += std::to_string(i / 520);
+    terms.push_back(term);
+  }
+  std::vector<std::uint32_t> ids;
+  for (const std::string& t : terms) ids.push_back(table.intern(t));
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    CAPTURE(terms[i]);
+    CHECK(table.intern(terms[i]) == ids[i]);
+    CHECK(table.find(terms[i]) == ids[i]);
+    // A term seen earlier keeps the id it was given then.
+    const auto first = std::find(terms.begin(), terms.end(), terms[i]) - terms.begin();
+    CHECK(ids[static_cast<std::size_t>(first)] == ids[i]);
+  }
+  CHECK(table.size() == std::set<std::string>(terms.begin(), terms.end()).size());
+  CHECK_FALSE(table.find("not interned").has_value());
+  table.clear();
+  CHECK(table.size() == 0);
+  CHECK_FALSE(table.find(terms[0]).has_value());
+  CHECK(table.intern("again") == 0);
+}
+
+TEST_CASE("a relevance index ranks exactly as a pull without one, as the store grows and changes") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  std::uint64_t state = 0x2545F4914F6CDD1Dull;
+  const std::string projects[] = {"proj_a", "proj_b", "proj_c"};
+  std::size_t deposited = 0;
+  const auto deposit_more = [&](std::size_t count) {
+    for (std::size_t k = 0; k < count; ++k, ++deposited) {
+      require_value(store.deposit(worded(deposited, projects[deposited % 3], state)));
+    }
+  };
+  const std::string queries[] = {"archive index", "DASHBOARD filter migration", "café", "résumé 日本語 token",
+                                 "nothing matches zzz", "review review deposit", "a", "Vector-cache, chunk!"};
+  agentctx::agdb::hash_embedder embedder;
+  relay::relevance_index index;
+  deposit_more(150);
+  std::size_t hits = 0;
+  for (const std::string& query : queries) {
+    for (const std::string project : {"", "proj_a", "proj_c"}) {
+      for (const std::size_t limit : {1, 5, 40}) hits += check_same_ranking(store, index, embedder, project, query, limit);
+    }
+  }
+  CHECK(hits > 300);  // most queries found packages
+  CHECK(index.size() == 150);  // the global pulls indexed every package, once
+
+  // New packages, and status changes (which leave a package's text as it was).
+  deposit_more(60);
+  require_value(store.flag_for_review("pkg3", relay::review_type::human));
+  require_value(store.flag_for_review("pkg163", relay::review_type::agent));
+  for (const std::string& query : queries) {
+    check_same_ranking(store, index, embedder, "proj_b", query, 10);
+    check_same_ranking(store, index, embedder, "", query, 10);
+  }
+  CHECK(index.size() == 210);
+
+  // The same index over another store, whose packages differ at the same
+  // places: each entry is computed again for its new bytes.
+  agentctx::io::memory_file_system other_fs;
+  auto other = require_value(relay::store::open(other_fs, "/r", test_options()));
+  std::uint64_t other_state = 99;
+  for (std::size_t i = 0; i < 100; ++i) require_value(other.deposit(worded(i, "proj_x", other_state)));
+  for (const std::string& query : queries) check_same_ranking(other, index, embedder, "", query, 7);
+
+  // Another embedding profile empties the index.
+  agentctx::agdb::hash_embedder wider(64);
+  check_same_ranking(store, index, wider, "", "archive index", 5);
+  CHECK(index.size() == 210);
+
+  // An embedder that fails leaves the index as it was; the request errors
+  // are those of a pull without an index.
+  failing_embedder flaky;
+  flaky.fail = true;
+  deposit_more(5);
+  CHECK(relay::pull_relevant(store, "", "archive", 5, flaky, &index).error().code == errc::io_error);
+  CHECK(index.size() == 0);  // flaky's profile differs from wider's: emptied, and nothing added
+  CHECK(relay::pull_relevant(store, "", "", 5, embedder, &index).error().code == errc::invalid_argument);
+  CHECK(relay::pull_relevant(store, "", "x", 0, embedder, &index).error().code == errc::invalid_argument);
+  flaky.fail = false;
+  for (const std::string& query : queries) check_same_ranking(store, index, flaky, "", query, 10);
+  CHECK(index.size() == 215);
 }
 
 TEST_CASE("orchestrate digests a project, or every active project, leaving drafts out") {

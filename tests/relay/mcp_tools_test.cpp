@@ -284,6 +284,18 @@ TEST_CASE("relay_pull relevant: hybrid ranking with scores, in one project or al
       s.call_ok("relay_pull", R"({"mode":"relevant","query":"zzzqqq nonsense","limit":5})");
   CHECK(unrelated["packages"].get_array().value().size() == 0);
 
+  // The server ranks through one relevance index across its calls: a package
+  // deposited after the pulls above is ranked by the next one.
+  json::value newer = package("pkg_n", "proj_demo", "Hybrid retrieval recall, again");
+  newer.set("description", "hybrid retrieval recall improved with hybrid reranking");
+  s.call_ok("relay_deposit", deposit_arguments(newer));
+  const simdjson::dom::element after =
+      s.call_ok("relay_pull", R"({"mode":"relevant","project_id":"proj_demo","query":"hybrid retrieval recall"})");
+  const simdjson::dom::array ranked = after["packages"].get_array().value();
+  REQUIRE(ranked.size() == 2);
+  CHECK(str(ranked.at(0)["package"]["package_id"]) == "pkg_n");
+  CHECK(str(ranked.at(1)["package"]["package_id"]) == "pkg_r");
+
   check_protocol_error(s, "relay_pull", R"({"mode":"relevant","project_id":"proj_nope","query":"x"})",
                        "project_not_found", 404);
   check_argument_error(s, "relay_pull", R"({"mode":"relevant","project_id":"proj_demo"})", "mode relevant needs query");

@@ -73,6 +73,15 @@ inline std::uint64_t word_byte_mask(const char* p) noexcept {
 
 }  // namespace detail
 
+/// `text` with ASCII letters lowercased (other bytes as they are), into
+/// `out`: the form of a term the scorer compares.
+inline void lower_ascii_into(std::string& out, std::string_view text) {
+  out.assign(text);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+}
+
 /// Calls f(token) for each token of `text` (see the file comment), in order.
 /// Reads 64 bytes at a time: a mask of the word bytes, whose edges (where a
 /// run starts or ends) are the token boundaries.
@@ -111,7 +120,8 @@ class bm25_query {
   explicit bm25_query(std::string_view query, bm25_parameters parameters = {}) : parameters_(parameters) {
     for_each_lexical_token(query, [this](std::string_view token) {
       if (terms_.size() == max_terms) return;
-      std::string term = lower_ascii(token);
+      std::string term;
+      lower_ascii_into(term, token);
       for (const std::string& seen : terms_) {
         if (seen == term) return;
       }
@@ -139,12 +149,20 @@ class bm25_query {
         }
       }
     });
+    add_counts(frequencies, length);
+    return length;
+  }
+
+  /// Adds a document to the collection statistics from counts made
+  /// elsewhere: `frequencies` (size terms().size()) and `length` as
+  /// add_document would have found them (an index that keeps each
+  /// document's tokens counts them once, not once per query).
+  void add_counts(std::span<const std::uint32_t> frequencies, std::uint32_t length) noexcept {
     ++document_count_;
     total_length_ += length;
     for (std::size_t t = 0; t < terms_.size(); ++t) {
       if (frequencies[t] != 0) ++document_frequency_[t];
     }
-    return length;
   }
 
   std::uint64_t document_count() const noexcept { return document_count_; }
@@ -170,13 +188,6 @@ class bm25_query {
   }
 
  private:
-  static std::string lower_ascii(std::string_view text) {
-    std::string out(text);
-    for (char& c : out) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    }
-    return out;
-  }
   // `lower` is already lowercased.
   static bool equal_ignoring_ascii_case(std::string_view text, std::string_view lower) noexcept {
     if (text.size() != lower.size()) return false;

@@ -277,7 +277,9 @@ struct orchestrate_options {
 
 /// orchestrate (section 8.4). Errors: not_found for an unknown project;
 /// invalid_argument for a window of 0 days; the embedder's errors (with a focus).
-inline result<json::value> orchestrate(const store& s, const orchestrate_options& options, agdb::embedder& embedder) {
+/// With `index`, the snippets are ranked through it (the same snippets).
+inline result<json::value> orchestrate(const store& s, const orchestrate_options& options, agdb::embedder& embedder,
+                                       relevance_index* index = nullptr) {
   if (options.window_days == 0) return fail(errc::invalid_argument, "window_days must be at least 1");
   std::vector<const project*> scope;
   if (options.project_id.empty()) {
@@ -342,7 +344,8 @@ inline result<json::value> orchestrate(const store& s, const orchestrate_options
 
   json::value::array_type snippets;
   if (!options.focus.empty() && options.snippets > 0) {
-    auto hits = rank_relevant(recent, options.focus, options.snippets, embedder);
+    auto hits = index != nullptr ? index->rank(recent, options.focus, options.snippets, embedder)
+                                 : rank_relevant(recent, options.focus, options.snippets, embedder);
     if (!hits) return unexpected(std::move(hits).error());
     for (const relevant_hit& h : *hits) {
       const package& p = h.package->package;

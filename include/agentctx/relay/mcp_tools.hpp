@@ -98,6 +98,7 @@ struct mcp_tool_state {
   store* relay = nullptr;
   agdb::embedder* embedder = nullptr;
   mcp_tool_options options;
+  relevance_index index;  // the server's pulls and digests rank through it: each package is read once
 };
 
 using mcp::integer_argument;
@@ -431,7 +432,8 @@ inline mcp::tool_result pull_tool(mcp_tool_state& state, simdjson::dom::object a
     const std::optional<std::string> query = string_argument(arguments, "query");
     if (!query) return argument_failure(tool, "mode relevant needs query");
     out.set("query", *query);
-    auto hits = pull_relevant(*state.relay, project_id.value_or(std::string()), *query, limit, *state.embedder);
+    auto hits = pull_relevant(*state.relay, project_id.value_or(std::string()), *query, limit, *state.embedder,
+                              &state.index);
     if (!hits) return protocol_failure(hits.error());
     json::value::array_type packages;
     for (const relevant_hit& hit : *hits) {
@@ -463,7 +465,7 @@ inline mcp::tool_result orchestrate_tool(mcp_tool_state& state, simdjson::dom::o
   options.focus = string_argument(arguments, "focus").value_or(std::string());
   if (const auto n = integer_argument(arguments, "snippets")) options.snippets = static_cast<std::size_t>(*n);
   if (const auto days = integer_argument(arguments, "window_days")) options.window_days = static_cast<unsigned>(*days);
-  auto digest = orchestrate(*state.relay, options, *state.embedder);
+  auto digest = orchestrate(*state.relay, options, *state.embedder, &state.index);
   if (!digest) return protocol_failure(digest.error());
   return object_result(*digest);
 }

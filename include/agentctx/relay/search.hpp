@@ -8,12 +8,17 @@
 // open_questions, handoff_note and content_md, one per line. Quarantined
 // packages are never candidates. Vectors are computed per query through the
 // embedder (wrap it in agdb::caching_embedder to keep them across calls and
-// processes; the relay CLI does, in the store's folder).
+// processes; the relay CLI does, in the store's folder). A process that
+// ranks many times keeps a relevance_index: each package's vector and term
+// counts are then computed once, not once per query.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +28,7 @@
 #include "agentctx/agdb/embedder.hpp"
 #include "agentctx/agdb/lexical_scorer.hpp"
 #include "agentctx/agdb/rank_fusion.hpp"
+#include "agentctx/core/endian.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/relay/store.hpp"
 #include "agentctx/vector/similarity_kernels.hpp"
@@ -53,41 +59,43 @@ inline std::string searchable_text(const package& p) {
   return text;
 }
 
-/// The `limit` packages most relevant to `query` among `candidates`, best
-/// first (equal scores: the earlier deposit first); fewer, or none, when fewer
-/// are related to it at all: a package is a candidate when its vector's cosine
-/// with the query's is above 0 or it holds a query term. Errors:
-/// invalid_argument for an empty query or a limit of 0; the embedder's errors.
-inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_package* const> candidates,
-                                                      std::string_view query, std::size_t limit,
-                                                      agdb::embedder& embedder) {
-  if (query.empty()) return fail(errc::invalid_argument, "a relevant pull needs a query");
-  if (limit == 0) return fail(errc::invalid_argument, "limit must be at least 1");
-  std::vector<const stored_package*> live;
-  for (const stored_package* p : candidates) {
-    if (!p->quarantined) live.push_back(p);
+namespace detail {
+
+// Vectors of `dim` floats, one row per package, starting on a 64-byte
+// boundary: dot_f32_rows picks its instructions by the rows' alignment, so
+// both ranking paths (rank_relevant, relevance_index) hand it rows aligned
+// alike and compute the same floats.
+class vector_rows {
+ public:
+  vector_rows(std::size_t count, std::uint32_t dim) : dim_(dim), storage_(count * dim + 16) {
+    const auto address = reinterpret_cast<std::uintptr_t>(storage_.data());
+    offset_ = ((64 - address % 64) % 64) / sizeof(float);
   }
-  std::vector<relevant_hit> hits;
-  if (live.empty()) return hits;
+  float* row(std::size_t i) noexcept { return storage_.data() + offset_ + i * dim_; }
+  std::span<float> rows(std::size_t first, std::size_t count) noexcept { return {row(first), count * dim_}; }
+  const std::byte* bytes() const noexcept { return reinterpret_cast<const std::byte*>(storage_.data() + offset_); }
 
-  std::vector<std::string> texts;
-  texts.reserve(live.size() + 1);
-  for (const stored_package* p : live) texts.push_back(searchable_text(p->package));
-  texts.emplace_back(query);
-  std::vector<std::string_view> views(texts.begin(), texts.end());
-  const std::uint32_t dim = embedder.profile().dim;
-  std::vector<float> vectors(views.size() * dim);
-  AGENTCTX_TRY(embedder.embed(views, vectors));
+ private:
+  std::uint32_t dim_;
+  std::vector<float> storage_;
+  std::size_t offset_ = 0;
+};
 
-  // Vector ranking: cosine of each package row with the query row.
-  const std::span<const float> query_vector(vectors.data() + live.size() * dim, dim);
+// What rank_relevant and relevance_index share once they have, for each of
+// the `live` packages (not quarantined), its vector (row i of `rows`) and its
+// counts of the query's terms (`frequencies`, live.size() x terms, and
+// `lengths`), with `lexical` holding the statistics of exactly those
+// packages: the cosine ranking, the BM25 ranking and their fusion.
+inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* const> live, const std::byte* rows,
+                                                std::span<const float> query_vector, const agdb::bm25_query& lexical,
+                                                std::span<const std::uint32_t> frequencies,
+                                                std::span<const std::uint32_t> lengths, std::size_t limit) {
   float query_norm = 0.0f;
   for (float v : query_vector) query_norm += v * v;
   query_norm = std::sqrt(query_norm);
   std::vector<float> dots(live.size());
   std::vector<float> norms(live.size());
-  vector::dot_f32_rows(query_vector, reinterpret_cast<const std::byte*>(vectors.data()), live.size(), dots.data(),
-                       norms.data());
+  vector::dot_f32_rows(query_vector, rows, live.size(), dots.data(), norms.data());
   std::vector<double> cosine(live.size());
   const std::size_t pool = agdb::hybrid_pool(limit);
   vector::top_k<std::uint32_t> vector_best(pool);
@@ -100,19 +108,12 @@ inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_pa
     if (cosine[i] > 0.0) vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
   }
 
-  // Lexical ranking over the same texts.
-  agdb::bm25_query lexical(query);
   std::vector<double> bm25(live.size(), 0.0);
   vector::top_k<std::uint32_t> lexical_best(pool);
   if (!lexical.empty()) {
     const std::size_t terms = lexical.terms().size();
-    std::vector<std::uint32_t> frequencies(live.size() * terms);
-    std::vector<std::uint32_t> lengths(live.size());
     for (std::size_t i = 0; i < live.size(); ++i) {
-      lengths[i] = lexical.add_document(views[i], std::span(frequencies).subspan(i * terms, terms));
-    }
-    for (std::size_t i = 0; i < live.size(); ++i) {
-      const auto counts = std::span<const std::uint32_t>(frequencies).subspan(i * terms, terms);
+      const auto counts = frequencies.subspan(i * terms, terms);
       bool any = false;
       for (std::uint32_t f : counts) any = any || f != 0;
       if (!any) continue;
@@ -125,17 +126,316 @@ inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_pa
   for (const auto& item : vector_best.take_sorted()) vector_ranking.push_back(item.payload);
   std::vector<std::uint32_t> lexical_ranking;
   for (const auto& item : lexical_best.take_sorted()) lexical_ranking.push_back(item.payload);
+  std::vector<relevant_hit> hits;
   for (const auto& [i, score] : agdb::fuse_rankings<std::uint32_t>(vector_ranking, lexical_ranking, limit)) {
     hits.push_back({live[i], score, cosine[i], bm25[i]});
   }
   return hits;
 }
 
-/// pull mode=relevant over one project (every project when project_id is
-/// empty). Errors: not_found for an unknown project; those of rank_relevant.
-inline result<std::vector<relevant_hit>> pull_relevant(const store& s, const std::string& project_id,
+// Term ids: each distinct term (bytes) numbered from 0 in the order first
+// interned. Open addressing over a power-of-two table of {hash, id} slots,
+// the terms' bytes in one pool: a lookup touches one slot and, when the
+// hashes match, the term's bytes (a node per term, as std::unordered_map
+// keeps, costs a cache miss per lookup over millions of tokens).
+class term_table {
+ public:
+  std::uint32_t size() const noexcept { return static_cast<std::uint32_t>(starts_.size() - 1); }
+
+  std::optional<std::uint32_t> find(std::string_view term) const noexcept {
+    if (slots_.empty()) return std::nullopt;
+    const std::uint64_t h = hash(term);
+    for (std::size_t at = h & mask_;; at = (at + 1) & mask_) {
+      const slot& s = slots_[at];
+      if (s.id == empty) return std::nullopt;
+      if (s.hash == h && text(s.id) == term) return s.id;
+    }
+  }
+
+  /// The id of `term`, numbered now when new.
+  std::uint32_t intern(std::string_view term) {
+    if (2 * (size() + 1) > slots_.size()) grow();
+    const std::uint64_t h = hash(term);
+    std::size_t at = h & mask_;
+    for (;; at = (at + 1) & mask_) {
+      const slot& s = slots_[at];
+      if (s.id == empty) break;
+      if (s.hash == h && text(s.id) == term) return s.id;
+    }
+    const std::uint32_t id = size();
+    slots_[at] = {h, id};
+    pool_.append(term);
+    starts_.push_back(pool_.size());
+    return id;
+  }
+
+  void clear() {
+    slots_.clear();
+    pool_.clear();
+    starts_.assign(1, 0);
+    mask_ = 0;
+  }
+
+ private:
+  static constexpr std::uint32_t empty = UINT32_MAX;
+  struct slot {
+    std::uint64_t hash = 0;
+    std::uint32_t id = empty;
+  };
+
+  // Terms are short: eight bytes at a time, each mixed in by a multiply.
+  static std::uint64_t hash(std::string_view term) noexcept {
+    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ term.size();
+    const char* p = term.data();
+    std::size_t n = term.size();
+    for (; n >= 8; p += 8, n -= 8) {
+      h = (h ^ load_u64(p)) * 0xBF58476D1CE4E5B9ull;
+      h ^= h >> 31;
+    }
+    if (n != 0) {  // the last 1..7 bytes, read as two overlapping pieces (the size is mixed in already)
+      const auto byte = [p](std::size_t i) { return static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])); };
+      const std::uint64_t tail = n >= 4 ? load_u32(p) | std::uint64_t{load_u32(p + n - 4)} << 32
+                                        : byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16;
+      h = (h ^ tail) * 0x94D049BB133111EBull;
+    }
+    return h ^ (h >> 29);
+  }
+
+  std::string_view text(std::uint32_t id) const noexcept {
+    return std::string_view(pool_).substr(starts_[id], starts_[id + 1] - starts_[id]);
+  }
+
+  void grow() {
+    std::vector<slot> old = std::move(slots_);
+    slots_.assign(std::max<std::size_t>(1024, old.size() * 2), slot{});
+    mask_ = slots_.size() - 1;
+    for (const slot& s : old) {
+      if (s.id == empty) continue;
+      std::size_t at = s.hash & mask_;
+      while (slots_[at].id != empty) at = (at + 1) & mask_;
+      slots_[at] = s;
+    }
+  }
+
+  std::vector<slot> slots_;
+  std::string pool_;
+  std::vector<std::size_t> starts_ = {0};  // term id's bytes: pool_[starts_[id], starts_[id + 1])
+  std::size_t mask_ = 0;
+};
+
+inline result<void> check_relevant_request(std::string_view query, std::size_t limit) {
+  if (query.empty()) return fail(errc::invalid_argument, "a relevant pull needs a query");
+  if (limit == 0) return fail(errc::invalid_argument, "limit must be at least 1");
+  return {};
+}
+
+inline std::vector<const stored_package*> unquarantined(std::span<const stored_package* const> candidates) {
+  std::vector<const stored_package*> live;
+  live.reserve(candidates.size());
+  for (const stored_package* p : candidates) {
+    if (!p->quarantined) live.push_back(p);
+  }
+  return live;
+}
+
+}  // namespace detail
+
+/// The `limit` packages most relevant to `query` among `candidates`, best
+/// first (equal scores: the earlier deposit first); fewer, or none, when fewer
+/// are related to it at all: a package is a candidate when its vector's cosine
+/// with the query's is above 0 or it holds a query term. Errors:
+/// invalid_argument for an empty query or a limit of 0; the embedder's errors.
+/// Builds every package's text, vector and term counts for this one query: a
+/// process that ranks more than once keeps a relevance_index instead.
+inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_package* const> candidates,
                                                       std::string_view query, std::size_t limit,
                                                       agdb::embedder& embedder) {
+  AGENTCTX_TRY(detail::check_relevant_request(query, limit));
+  const std::vector<const stored_package*> live = detail::unquarantined(candidates);
+  if (live.empty()) return std::vector<relevant_hit>();
+
+  std::vector<std::string> texts;
+  texts.reserve(live.size() + 1);
+  for (const stored_package* p : live) texts.push_back(searchable_text(p->package));
+  texts.emplace_back(query);
+  std::vector<std::string_view> views(texts.begin(), texts.end());
+  const std::uint32_t dim = embedder.profile().dim;
+  detail::vector_rows vectors(views.size(), dim);
+  AGENTCTX_TRY(embedder.embed(views, vectors.rows(0, views.size())));
+
+  agdb::bm25_query lexical(query);
+  const std::size_t terms = lexical.terms().size();
+  std::vector<std::uint32_t> frequencies(live.size() * terms);
+  std::vector<std::uint32_t> lengths(live.size());
+  if (!lexical.empty()) {
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      lengths[i] = lexical.add_document(views[i], std::span(frequencies).subspan(i * terms, terms));
+    }
+  }
+  return detail::fuse_relevance(live, vectors.bytes(), vectors.rows(live.size(), 1), lexical, frequencies, lengths,
+                                limit);
+}
+
+/// rank_relevant for a process that ranks many times (relay serve, an agent
+/// holding a store open): each package's vector and its count of every term
+/// are computed the first time it is a candidate and kept, so a later query
+/// embeds only itself and looks up its terms' counts instead of reading every
+/// package again. rank() returns exactly what rank_relevant returns for the
+/// same candidates. Entries are keyed by the package's place in the store
+/// (stored_package::sequence) and checked against its deposited hash, so an
+/// index may outlive a refresh of the store, or a repair that moved packages:
+/// an entry whose package changed is computed again. A change of the
+/// embedder's profile empties it. Not thread-safe. Memory: about one vector
+/// and eight bytes per distinct term of each package ranked.
+class relevance_index {
+ public:
+  /// rank_relevant(candidates, query, limit, embedder), from the index.
+  result<std::vector<relevant_hit>> rank(std::span<const stored_package* const> candidates, std::string_view query,
+                                         std::size_t limit, agdb::embedder& embedder) {
+    AGENTCTX_TRY(detail::check_relevant_request(query, limit));
+    const std::vector<const stored_package*> live = detail::unquarantined(candidates);
+    if (live.empty()) return std::vector<relevant_hit>();
+    AGENTCTX_TRY(add_missing(live, embedder));
+
+    const std::uint32_t dim = profile_->dim;
+    detail::vector_rows vectors(live.size() + 1, dim);
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      std::memcpy(vectors.row(i), vectors_.data() + live[i]->sequence * dim, dim * sizeof(float));
+    }
+    const std::string_view query_view[] = {query};
+    AGENTCTX_TRY(embedder.embed(query_view, vectors.rows(live.size(), 1)));
+
+    agdb::bm25_query lexical(query);
+    const std::size_t terms = lexical.terms().size();
+    std::vector<std::uint32_t> frequencies(live.size() * terms);
+    std::vector<std::uint32_t> lengths(live.size());
+    if (!lexical.empty()) {
+      // Each query term's id, or none when no indexed package holds it.
+      constexpr std::uint32_t absent = UINT32_MAX;
+      std::vector<std::uint32_t> ids;
+      for (const std::string& term : lexical.terms()) {
+        ids.push_back(term_ids_.find(term).value_or(absent));
+      }
+      for (std::size_t i = 0; i < live.size(); ++i) {
+        const entry& e = entries_[live[i]->sequence];
+        const auto counts = std::span(frequencies).subspan(i * terms, terms);
+        for (std::size_t t = 0; t < terms; ++t) {
+          if (ids[t] == absent) continue;
+          const auto at = std::lower_bound(e.terms.begin(), e.terms.end(), ids[t],
+                                           [](const term_count& c, std::uint32_t id) { return c.id < id; });
+          if (at != e.terms.end() && at->id == ids[t]) counts[t] = at->count;
+        }
+        lengths[i] = e.length;
+        lexical.add_counts(counts, e.length);
+      }
+    }
+    return detail::fuse_relevance(live, vectors.bytes(), vectors.rows(live.size(), 1), lexical, frequencies,
+                                  lengths, limit);
+  }
+
+  /// Packages whose vector and counts the index holds.
+  std::size_t size() const noexcept { return indexed_; }
+
+  /// Forgets everything (the next rank() computes every candidate again).
+  void clear() {
+    entries_.clear();
+    vectors_.clear();
+    term_ids_.clear();
+    counts_.clear();
+    profile_.reset();
+    indexed_ = 0;
+  }
+
+ private:
+  struct term_count {
+    std::uint32_t id;
+    std::uint32_t count;
+  };
+  struct entry {
+    std::string hash;  ///< the package's deposited hash when indexed; empty when not
+    std::uint32_t length = 0;
+    std::vector<term_count> terms;  ///< by id
+  };
+  // Computes the entries of the packages of `live` the index does not hold
+  // (or holds for other bytes). Nothing changes when the embedder fails.
+  result<void> add_missing(std::span<const stored_package* const> live, agdb::embedder& embedder) {
+    if (!profile_ || *profile_ != embedder.profile()) {
+      clear();
+      profile_ = embedder.profile();
+    }
+    const std::uint32_t dim = profile_->dim;
+    std::vector<const stored_package*> missing;
+    for (const stored_package* p : live) {
+      if (p->sequence >= entries_.size() || entries_[p->sequence].hash != p->deposited_hash) missing.push_back(p);
+    }
+    if (missing.empty()) return {};
+    std::vector<std::string> texts;
+    texts.reserve(missing.size());
+    for (const stored_package* p : missing) texts.push_back(searchable_text(p->package));
+    const std::vector<std::string_view> views(texts.begin(), texts.end());
+    std::vector<float> fresh(missing.size() * dim);
+    AGENTCTX_TRY(embedder.embed(views, fresh));
+
+    std::uint64_t highest = 0;
+    for (const stored_package* p : missing) highest = std::max(highest, p->sequence);
+    if (highest >= entries_.size()) {
+      const std::size_t size = std::max<std::size_t>(highest + 1, entries_.size() * 2);
+      entries_.resize(size);
+      vectors_.resize(size * dim);
+    }
+    for (std::size_t k = 0; k < missing.size(); ++k) {
+      const std::uint64_t sequence = missing[k]->sequence;
+      entry& e = entries_[sequence];
+      // Counted by id in counts_ (zero between packages); the distinct ids
+      // in the order first seen in touched_.
+      // Lowercasing keeps every token's bounds (letters stay letters): the
+      // tokens of the lowercased text are the terms, with no copy each.
+      std::uint32_t length = 0;
+      touched_.clear();
+      agdb::lower_ascii_into(lowered_, views[k]);
+      agdb::for_each_lexical_token(lowered_, [&](std::string_view token) {
+        const std::uint32_t id = term_id(token);
+        if (counts_[id]++ == 0) touched_.push_back(id);
+        ++length;
+      });
+      std::sort(touched_.begin(), touched_.end());
+      e.terms.clear();
+      e.terms.reserve(touched_.size());
+      for (const std::uint32_t id : touched_) {
+        e.terms.push_back({id, counts_[id]});
+        counts_[id] = 0;
+      }
+      e.length = length;
+      if (e.hash.empty()) ++indexed_;
+      e.hash = missing[k]->deposited_hash;
+      std::memcpy(vectors_.data() + sequence * dim, fresh.data() + k * dim, dim * sizeof(float));
+    }
+    return {};
+  }
+
+  std::uint32_t term_id(std::string_view lowered) {
+    const std::uint32_t before = term_ids_.size();
+    const std::uint32_t id = term_ids_.intern(lowered);
+    if (id == before) counts_.push_back(0);
+    return id;
+  }
+
+  std::optional<agdb::embedding_profile> profile_;
+  std::vector<entry> entries_;  // by stored_package::sequence
+  std::vector<float> vectors_;  // by sequence, profile_->dim each
+  detail::term_table term_ids_;
+  std::size_t indexed_ = 0;
+  std::string lowered_;                 // a package's text, lowercased
+  std::vector<std::uint32_t> counts_;   // by term id: the package being indexed
+  std::vector<std::uint32_t> touched_;  // the ids it holds
+};
+
+/// pull mode=relevant over one project (every project when project_id is
+/// empty). Errors: not_found for an unknown project; those of rank_relevant.
+/// With `index`, ranks through it (relevance_index::rank; the same result).
+inline result<std::vector<relevant_hit>> pull_relevant(const store& s, const std::string& project_id,
+                                                      std::string_view query, std::size_t limit,
+                                                      agdb::embedder& embedder, relevance_index* index = nullptr) {
   std::vector<const stored_package*> candidates;
   if (project_id.empty()) {
     for (const project* p : s.projects()) {
@@ -147,6 +447,7 @@ inline result<std::vector<relevant_hit>> pull_relevant(const store& s, const std
     if (!all) return unexpected(std::move(all).error());
     candidates = std::move(*all);
   }
+  if (index != nullptr) return index->rank(candidates, query, limit, embedder);
   return rank_relevant(candidates, query, limit, embedder);
 }
 

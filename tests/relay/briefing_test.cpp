@@ -4,9 +4,6 @@
 
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <set>
-
 #include "agentctx/agdb/hash_embedder.hpp"
 #include "agentctx/relay/conformance.hpp"
 #include "agentctx/relay/export.hpp"
@@ -234,37 +231,6 @@ std::size_t check_same_ranking(const relay::store& store, relay::relevance_index
 }
 
 }  // namespace
-
-TEST_CASE("the relevance index's term table numbers each distinct term once") {
-  relay::detail::term_table table;
-  CHECK_FALSE(table.find("x").has_value());
-  std::vector<std::string> terms;
-  // Every length from 0 to 19 (the hash reads 8-byte words and a tail of
-  // 1..7), terms that differ only in their last byte, and enough of them to
-  // grow the table several times.
-  for (int i = 0; i < 5000; ++i) {
-    std::string term(static_cast<std::size_t>(i % 20), 'a');
-    if (!term.empty()) term.back() = static_cast<char>('a' + i / 20 % 26);
-    term += std::to_string(i / 520);
-    terms.push_back(term);
-  }
-  std::vector<std::uint32_t> ids;
-  for (const std::string& t : terms) ids.push_back(table.intern(t));
-  for (std::size_t i = 0; i < terms.size(); ++i) {
-    CAPTURE(terms[i]);
-    CHECK(table.intern(terms[i]) == ids[i]);
-    CHECK(table.find(terms[i]) == ids[i]);
-    // A term seen earlier keeps the id it was given then.
-    const auto first = std::find(terms.begin(), terms.end(), terms[i]) - terms.begin();
-    CHECK(ids[static_cast<std::size_t>(first)] == ids[i]);
-  }
-  CHECK(table.size() == std::set<std::string>(terms.begin(), terms.end()).size());
-  CHECK_FALSE(table.find("not interned").has_value());
-  table.clear();
-  CHECK(table.size() == 0);
-  CHECK_FALSE(table.find(terms[0]).has_value());
-  CHECK(table.intern("again") == 0);
-}
 
 TEST_CASE("a relevance index ranks exactly as a pull without one, as the store grows and changes") {
   agentctx::io::memory_file_system fs;

@@ -14,7 +14,9 @@
 // documents the caller presents (for search: the chunks in effect that pass
 // the kind filter). The scorer keeps no index: it reads each document once
 // per query, which for layer files of a few megabytes is cheaper than
-// building one.
+// building one. A process that scores many queries over the same documents
+// keeps their counts in an agdb::lexical_index (lexical_index.hpp) and feeds
+// them to add_counts().
 #pragma once
 
 #if defined(__SSE2__)

@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "agentctx/agdb/embedder.hpp"
+#include "agentctx/agdb/lexical_index.hpp"
 #include "agentctx/agdb/lexical_scorer.hpp"
 #include "agentctx/agdb/rank_fusion.hpp"
-#include "agentctx/core/endian.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/relay/store.hpp"
 #include "agentctx/vector/similarity_kernels.hpp"
@@ -133,96 +133,6 @@ inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* 
   return hits;
 }
 
-// Term ids: each distinct term (bytes) numbered from 0 in the order first
-// interned. Open addressing over a power-of-two table of {hash, id} slots,
-// the terms' bytes in one pool: a lookup touches one slot and, when the
-// hashes match, the term's bytes (a node per term, as std::unordered_map
-// keeps, costs a cache miss per lookup over millions of tokens).
-class term_table {
- public:
-  std::uint32_t size() const noexcept { return static_cast<std::uint32_t>(starts_.size() - 1); }
-
-  std::optional<std::uint32_t> find(std::string_view term) const noexcept {
-    if (slots_.empty()) return std::nullopt;
-    const std::uint64_t h = hash(term);
-    for (std::size_t at = h & mask_;; at = (at + 1) & mask_) {
-      const slot& s = slots_[at];
-      if (s.id == empty) return std::nullopt;
-      if (s.hash == h && text(s.id) == term) return s.id;
-    }
-  }
-
-  /// The id of `term`, numbered now when new.
-  std::uint32_t intern(std::string_view term) {
-    if (2 * (size() + 1) > slots_.size()) grow();
-    const std::uint64_t h = hash(term);
-    std::size_t at = h & mask_;
-    for (;; at = (at + 1) & mask_) {
-      const slot& s = slots_[at];
-      if (s.id == empty) break;
-      if (s.hash == h && text(s.id) == term) return s.id;
-    }
-    const std::uint32_t id = size();
-    slots_[at] = {h, id};
-    pool_.append(term);
-    starts_.push_back(pool_.size());
-    return id;
-  }
-
-  void clear() {
-    slots_.clear();
-    pool_.clear();
-    starts_.assign(1, 0);
-    mask_ = 0;
-  }
-
- private:
-  static constexpr std::uint32_t empty = UINT32_MAX;
-  struct slot {
-    std::uint64_t hash = 0;
-    std::uint32_t id = empty;
-  };
-
-  // Terms are short: eight bytes at a time, each mixed in by a multiply.
-  static std::uint64_t hash(std::string_view term) noexcept {
-    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ term.size();
-    const char* p = term.data();
-    std::size_t n = term.size();
-    for (; n >= 8; p += 8, n -= 8) {
-      h = (h ^ load_u64(p)) * 0xBF58476D1CE4E5B9ull;
-      h ^= h >> 31;
-    }
-    if (n != 0) {  // the last 1..7 bytes, read as two overlapping pieces (the size is mixed in already)
-      const auto byte = [p](std::size_t i) { return static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])); };
-      const std::uint64_t tail = n >= 4 ? load_u32(p) | std::uint64_t{load_u32(p + n - 4)} << 32
-                                        : byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16;
-      h = (h ^ tail) * 0x94D049BB133111EBull;
-    }
-    return h ^ (h >> 29);
-  }
-
-  std::string_view text(std::uint32_t id) const noexcept {
-    return std::string_view(pool_).substr(starts_[id], starts_[id + 1] - starts_[id]);
-  }
-
-  void grow() {
-    std::vector<slot> old = std::move(slots_);
-    slots_.assign(std::max<std::size_t>(1024, old.size() * 2), slot{});
-    mask_ = slots_.size() - 1;
-    for (const slot& s : old) {
-      if (s.id == empty) continue;
-      std::size_t at = s.hash & mask_;
-      while (slots_[at].id != empty) at = (at + 1) & mask_;
-      slots_[at] = s;
-    }
-  }
-
-  std::vector<slot> slots_;
-  std::string pool_;
-  std::vector<std::size_t> starts_ = {0};  // term id's bytes: pool_[starts_[id], starts_[id + 1])
-  std::size_t mask_ = 0;
-};
-
 inline result<void> check_relevant_request(std::string_view query, std::size_t limit) {
   if (query.empty()) return fail(errc::invalid_argument, "a relevant pull needs a query");
   if (limit == 0) return fail(errc::invalid_argument, "limit must be at least 1");
@@ -310,23 +220,11 @@ class relevance_index {
     std::vector<std::uint32_t> frequencies(live.size() * terms);
     std::vector<std::uint32_t> lengths(live.size());
     if (!lexical.empty()) {
-      // Each query term's id, or none when no indexed package holds it.
-      constexpr std::uint32_t absent = UINT32_MAX;
-      std::vector<std::uint32_t> ids;
-      for (const std::string& term : lexical.terms()) {
-        ids.push_back(term_ids_.find(term).value_or(absent));
-      }
+      const std::vector<std::uint32_t> ids = lexical_.term_ids(lexical);
       for (std::size_t i = 0; i < live.size(); ++i) {
-        const entry& e = entries_[live[i]->sequence];
         const auto counts = std::span(frequencies).subspan(i * terms, terms);
-        for (std::size_t t = 0; t < terms; ++t) {
-          if (ids[t] == absent) continue;
-          const auto at = std::lower_bound(e.terms.begin(), e.terms.end(), ids[t],
-                                           [](const term_count& c, std::uint32_t id) { return c.id < id; });
-          if (at != e.terms.end() && at->id == ids[t]) counts[t] = at->count;
-        }
-        lengths[i] = e.length;
-        lexical.add_counts(counts, e.length);
+        lengths[i] = lexical_.counts(live[i]->sequence, ids, counts);
+        lexical.add_counts(counts, lengths[i]);
       }
     }
     return detail::fuse_relevance(live, vectors.bytes(), vectors.rows(live.size(), 1), lexical, frequencies,
@@ -338,26 +236,16 @@ class relevance_index {
 
   /// Forgets everything (the next rank() computes every candidate again).
   void clear() {
-    entries_.clear();
+    hashes_.clear();
     vectors_.clear();
-    term_ids_.clear();
-    counts_.clear();
+    lexical_.clear();
     profile_.reset();
     indexed_ = 0;
   }
 
  private:
-  struct term_count {
-    std::uint32_t id;
-    std::uint32_t count;
-  };
-  struct entry {
-    std::string hash;  ///< the package's deposited hash when indexed; empty when not
-    std::uint32_t length = 0;
-    std::vector<term_count> terms;  ///< by id
-  };
-  // Computes the entries of the packages of `live` the index does not hold
-  // (or holds for other bytes). Nothing changes when the embedder fails.
+  // Computes what the index lacks for the packages of `live` (or holds for
+  // other bytes). Nothing changes when the embedder fails.
   result<void> add_missing(std::span<const stored_package* const> live, agdb::embedder& embedder) {
     if (!profile_ || *profile_ != embedder.profile()) {
       clear();
@@ -366,68 +254,38 @@ class relevance_index {
     const std::uint32_t dim = profile_->dim;
     std::vector<const stored_package*> missing;
     for (const stored_package* p : live) {
-      if (p->sequence >= entries_.size() || entries_[p->sequence].hash != p->deposited_hash) missing.push_back(p);
+      if (p->sequence >= hashes_.size() || hashes_[p->sequence] != p->deposited_hash) missing.push_back(p);
     }
     if (missing.empty()) return {};
     std::vector<std::string> texts;
     texts.reserve(missing.size());
     for (const stored_package* p : missing) texts.push_back(searchable_text(p->package));
-    const std::vector<std::string_view> views(texts.begin(), texts.end());
     std::vector<float> fresh(missing.size() * dim);
+    const std::vector<std::string_view> views(texts.begin(), texts.end());
     AGENTCTX_TRY(embedder.embed(views, fresh));
 
     std::uint64_t highest = 0;
     for (const stored_package* p : missing) highest = std::max(highest, p->sequence);
-    if (highest >= entries_.size()) {
-      const std::size_t size = std::max<std::size_t>(highest + 1, entries_.size() * 2);
-      entries_.resize(size);
+    if (highest >= hashes_.size()) {
+      const std::size_t size = std::max<std::size_t>(highest + 1, hashes_.size() * 2);
+      hashes_.resize(size);
       vectors_.resize(size * dim);
     }
     for (std::size_t k = 0; k < missing.size(); ++k) {
       const std::uint64_t sequence = missing[k]->sequence;
-      entry& e = entries_[sequence];
-      // Counted by id in counts_ (zero between packages); the distinct ids
-      // in the order first seen in touched_.
-      // Lowercasing keeps every token's bounds (letters stay letters): the
-      // tokens of the lowercased text are the terms, with no copy each.
-      std::uint32_t length = 0;
-      touched_.clear();
-      agdb::lower_ascii_into(lowered_, views[k]);
-      agdb::for_each_lexical_token(lowered_, [&](std::string_view token) {
-        const std::uint32_t id = term_id(token);
-        if (counts_[id]++ == 0) touched_.push_back(id);
-        ++length;
-      });
-      std::sort(touched_.begin(), touched_.end());
-      e.terms.clear();
-      e.terms.reserve(touched_.size());
-      for (const std::uint32_t id : touched_) {
-        e.terms.push_back({id, counts_[id]});
-        counts_[id] = 0;
-      }
-      e.length = length;
-      if (e.hash.empty()) ++indexed_;
-      e.hash = missing[k]->deposited_hash;
+      lexical_.set(sequence, views[k]);
       std::memcpy(vectors_.data() + sequence * dim, fresh.data() + k * dim, dim * sizeof(float));
+      if (hashes_[sequence].empty()) ++indexed_;
+      hashes_[sequence] = missing[k]->deposited_hash;
     }
     return {};
   }
 
-  std::uint32_t term_id(std::string_view lowered) {
-    const std::uint32_t before = term_ids_.size();
-    const std::uint32_t id = term_ids_.intern(lowered);
-    if (id == before) counts_.push_back(0);
-    return id;
-  }
-
   std::optional<agdb::embedding_profile> profile_;
-  std::vector<entry> entries_;  // by stored_package::sequence
-  std::vector<float> vectors_;  // by sequence, profile_->dim each
-  detail::term_table term_ids_;
+  std::vector<std::string> hashes_;  // by stored_package::sequence: the deposited hash indexed, or empty
+  std::vector<float> vectors_;        // by sequence, profile_->dim each
+  agdb::lexical_index lexical_;       // by sequence
   std::size_t indexed_ = 0;
-  std::string lowered_;                 // a package's text, lowercased
-  std::vector<std::uint32_t> counts_;   // by term id: the package being indexed
-  std::vector<std::uint32_t> touched_;  // the ids it holds
 };
 
 /// pull mode=relevant over one project (every project when project_id is

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "support/random.hpp"
+
 namespace agdb_lexical_index_test {
 
 namespace agdb = agentctx::agdb;
@@ -50,13 +52,8 @@ TEST_CASE("a lexical index counts each query's terms as bm25_query reads them") 
   // separators, so that tokens differ by case and by bytes above 0x7F.
   static const char* const words[] = {"Archive", "archive", "ARCHIVE", "index", "café", "CAFÉ", "日本語", "v2",
                                       "2026",    "x",       "handoff", "--",    "  ",   "\n",  "résumé", "Q"};
-  std::uint64_t state = 0x853C49E6748FEA9Bull;
-  const auto next = [&state] {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
+  test_support::random_stream random(0x853C49E6748FEA9Bull);
+  const auto next = [&random] { return random.next(); };
   std::vector<std::string> texts;
   for (int d = 0; d < 300; ++d) {
     std::string text;

@@ -4,6 +4,8 @@
 // with node/canonical_diff.mjs (ctest: json_canonical_node_documents, _numbers).
 #include "agentctx/json/canonical.hpp"
 
+#include "support/random.hpp"
+
 #include <doctest/doctest.h>
 
 #include <bit>
@@ -289,13 +291,8 @@ TEST_CASE("a tree's strings are checked for UTF-8 in the pass that escapes them"
   const std::string_view pieces[] = {"a",        "bcdefgh",   "\"",       "\\",      "\n",       "\x01",
                                      "\x7F",    "\xC3\xA9",  "\xE2\x80\xA8", "\xF0\x9F\x98\x80", "\x80",    "\xC3",
                                      "\xE2\x80", "\xC0\xAF",  "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xFF",    "0123456789abcdef"};
-  std::uint64_t state = 0x9E3779B97F4A7C15ull;
-  const auto next = [&state] {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
+  test_support::random_stream random(0x9E3779B97F4A7C15ull);
+  const auto next = [&random] { return random.next(); };
   std::size_t valid = 0, invalid = 0;
   for (int round = 0; round < 20000; ++round) {
     std::string text;

@@ -9,6 +9,7 @@
 #include "agentctx/relay/export.hpp"
 #include "agentctx/relay/search.hpp"
 #include "relay_test_support.hpp"
+#include "support/random.hpp"
 
 namespace relay_briefing_test {
 
@@ -189,16 +190,11 @@ class failing_embedder final : public agentctx::agdb::embedder {
 
 // A package whose texts draw on a small vocabulary (cased, with non-ASCII
 // words), so that queries share terms with many packages.
-json::value worded(std::size_t i, const std::string& project, std::uint64_t& state) {
+json::value worded(std::size_t i, const std::string& project, test_support::random_stream& random) {
   static const char* const words[] = {"Archive", "index", "session", "HANDOFF", "layer", "retrieval", "dashboard",
                                       "migration", "schema", "agent", "review", "deposit", "cache", "vector",
                                       "filter", "commit", "café", "résumé", "日本語", "budget", "token", "chunk"};
-  const auto next = [&state] {
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-  };
+  const auto next = [&random] { return random.next(); };
   const auto text = [&](std::size_t count) {
     std::string out;
     for (std::size_t k = 0; k < count; ++k) out += std::string(k == 0 ? "" : " ") + words[next() % std::size(words)];
@@ -235,12 +231,12 @@ std::size_t check_same_ranking(const relay::store& store, relay::relevance_index
 TEST_CASE("a relevance index ranks exactly as a pull without one, as the store grows and changes") {
   agentctx::io::memory_file_system fs;
   auto store = require_value(relay::store::open(fs, "/r", test_options()));
-  std::uint64_t state = 0x2545F4914F6CDD1Dull;
+  test_support::random_stream random(0x2545F4914F6CDD1Dull);
   const std::string projects[] = {"proj_a", "proj_b", "proj_c"};
   std::size_t deposited = 0;
   const auto deposit_more = [&](std::size_t count) {
     for (std::size_t k = 0; k < count; ++k, ++deposited) {
-      require_value(store.deposit(worded(deposited, projects[deposited % 3], state)));
+      require_value(store.deposit(worded(deposited, projects[deposited % 3], random)));
     }
   };
   const std::string queries[] = {"archive index", "DASHBOARD filter migration", "café", "résumé 日本語 token",
@@ -271,8 +267,8 @@ TEST_CASE("a relevance index ranks exactly as a pull without one, as the store g
   // places: each entry is computed again for its new bytes.
   agentctx::io::memory_file_system other_fs;
   auto other = require_value(relay::store::open(other_fs, "/r", test_options()));
-  std::uint64_t other_state = 99;
-  for (std::size_t i = 0; i < 100; ++i) require_value(other.deposit(worded(i, "proj_x", other_state)));
+  test_support::random_stream other_random(99);
+  for (std::size_t i = 0; i < 100; ++i) require_value(other.deposit(worded(i, "proj_x", other_random)));
   for (const std::string& query : queries) check_same_ranking(other, index, embedder, "", query, 7);
 
   // Another embedding profile empties the index.

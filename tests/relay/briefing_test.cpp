@@ -271,6 +271,22 @@ TEST_CASE("a relevance index ranks exactly as a pull without one, as the store g
   for (std::size_t i = 0; i < 100; ++i) require_value(other.deposit(worded(i, "proj_x", other_random)));
   for (const std::string& query : queries) check_same_ranking(other, index, embedder, "", query, 7);
 
+  // Candidates from both stores at once: their places collide (each store
+  // numbers its packages from 0), so the index ranks them without itself,
+  // exactly as rank_relevant does.
+  std::vector<const relay::stored_package*> both = require_value(store.packages_of("proj_a"));
+  for (const auto* p : require_value(other.packages_of("proj_x"))) both.push_back(p);
+  for (const std::string& query : queries) {
+    CAPTURE(query);
+    const auto plain = require_value(relay::rank_relevant(both, query, 10, embedder));
+    const auto indexed = require_value(index.rank(both, query, 10, embedder));
+    REQUIRE(indexed.size() == plain.size());
+    for (std::size_t i = 0; i < plain.size(); ++i) {
+      CHECK(indexed[i].package == plain[i].package);
+      CHECK(indexed[i].score == plain[i].score);
+    }
+  }
+
   // Another embedding profile empties the index.
   agentctx::agdb::hash_embedder wider(64);
   check_same_ranking(store, index, wider, "", "archive index", 5);

@@ -60,7 +60,7 @@ class term_table {
 
   /// The id of `term`, numbered now when new.
   std::uint32_t intern(std::string_view term) {
-    if (2 * (size() + 1) > slots_.size()) grow();
+    if (2 * (std::size_t{size()} + 1) > slots_.size()) grow();
     const std::uint64_t h = hash(term);
     std::size_t at = h & mask_;
     for (;; at = (at + 1) & mask_) {

@@ -93,44 +93,41 @@ inline double number_of(simdjson::dom::element node) noexcept {
 
 // Index (0..7) of the first byte of `word` (bytes in memory order, loaded
 // little-endian) that a JSON string must escape ('"', '\\' or a control
-// character below 0x20) or that starts a non-ASCII sequence; 8 when there is
-// none. The zero-byte tricks can flag a byte after a real hit, never one
-// before it, so the lowest flag is exact.
+// character below 0x20) or, with StopAtNonAscii, that is 0x80 or above; 8
+// when there is none. The zero-byte tricks can flag a byte after a real hit,
+// never one before it, so the lowest flag is exact.
+template <bool StopAtNonAscii>
 inline unsigned first_byte_to_escape(std::uint64_t word) noexcept {
   constexpr std::uint64_t ones = 0x0101010101010101ULL;
   constexpr std::uint64_t high_bits = 0x8080808080808080ULL;
   const std::uint64_t quote = word ^ (ones * '"');
   const std::uint64_t backslash = word ^ (ones * '\\');
-  const std::uint64_t flags =
-      (((word - ones * 0x20) & ~word) | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) | word) &
-      high_bits;
-  return static_cast<unsigned>(std::countr_zero(flags)) / 8;
+  std::uint64_t flags = ((word - ones * 0x20) & ~word) | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash);
+  if constexpr (StopAtNonAscii) flags |= word;
+  return static_cast<unsigned>(std::countr_zero(flags & high_bits)) / 8;
 }
 
 // Room write_escaped() needs for `size` bytes of text: every byte may become
 // \u00xx, plus the quotes and 16 bytes of slack for block-sized copies.
 constexpr std::size_t escaped_room(std::size_t size) noexcept { return 6 * size + 2 + 16; }
 
-// Writes `text` quoted, with the minimal escapes, at `out`, which has
-// escaped_room(text.size()) bytes, checking in the same pass that it is
-// UTF-8; returns the end, or nullptr when it is not UTF-8 (the bytes at
-// `out` are then unspecified). Plain ASCII is copied sixteen bytes at a
-// time; each non-ASCII sequence is validated as it is copied.
-inline char* write_escaped(char* out, std::string_view text) noexcept {
-  const char* s = text.data();
-  const char* const end = s + text.size();
-  *out++ = '"';
+// Writes the bytes from `s` to `end` at `out` with the minimal escapes,
+// sixteen at a time where there is nothing to escape; returns the end of
+// what it wrote and leaves `s` where it stopped: at `end`, or, with
+// StopAtNonAscii, at the first byte of 0x80 or above. Without it, such bytes
+// are copied as they are (the caller has checked the text is UTF-8).
+template <bool StopAtNonAscii>
+inline char* copy_escaped(char* out, const char*& s, const char* const end) noexcept {
   while (s != end) {
 #if defined(__SSE2__)
-    // Sixteen bytes at a time: flag '"', '\\', bytes below 0x20 and bytes
-    // of 0x80 and above.
     if (end - s >= 16) {
       const __m128i chunk = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(out), chunk);
       const __m128i special =
           _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(chunk, _mm_set1_epi8('"')), _mm_cmpeq_epi8(chunk, _mm_set1_epi8('\\'))),
                        _mm_cmpeq_epi8(_mm_min_epu8(chunk, _mm_set1_epi8(0x1F)), chunk));
-      const auto mask = static_cast<unsigned>(_mm_movemask_epi8(special) | _mm_movemask_epi8(chunk));
+      auto mask = static_cast<unsigned>(_mm_movemask_epi8(special));
+      if constexpr (StopAtNonAscii) mask |= static_cast<unsigned>(_mm_movemask_epi8(chunk));
       const unsigned plain = mask == 0 ? 16u : static_cast<unsigned>(std::countr_zero(mask));
       out += plain;
       s += plain;
@@ -140,28 +137,39 @@ inline char* write_escaped(char* out, std::string_view text) noexcept {
     if (end - s >= 8) {
       const std::uint64_t word = load_u64(s);
       std::memcpy(out, s, 8);
-      const unsigned plain = first_byte_to_escape(word);
+      const unsigned plain = first_byte_to_escape<StopAtNonAscii>(word);
       out += plain;
       s += plain;
       if (plain == 8) continue;
     } else {
       const auto c = static_cast<unsigned char>(*s);
-      if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      if (c >= 0x20 && c != '"' && c != '\\' && !(StopAtNonAscii && c >= 0x80)) {
         *out++ = *s++;
         continue;
       }
     }
     const auto c = static_cast<unsigned char>(*s);
-    if (c >= 0x80) {
-      const std::size_t size = utf8_sequence_size(s, end);
-      if (size == 0) return nullptr;
-      for (std::size_t k = 0; k < size; ++k) out[k] = s[k];
-      out += size;
-      s += size;
-    } else {
-      out = write_canonical_ascii(out, c);
-      ++s;
-    }
+    if (StopAtNonAscii && c >= 0x80) return out;
+    out = write_canonical_ascii(out, c);  // without StopAtNonAscii, bytes of 0x80 and above are copied
+    ++s;
+  }
+  return out;
+}
+
+// Writes `text` quoted, with the minimal escapes, at `out`, which has
+// escaped_room(text.size()) bytes, checking that it is UTF-8; returns the
+// end, or nullptr when it is not UTF-8 (the bytes at `out` are then
+// unspecified). ASCII text (most names and values) is checked as it is
+// copied; at its first other byte, the rest is validated once by simdjson's
+// validator and then copied in blocks too.
+inline char* write_escaped(char* out, std::string_view text) noexcept {
+  const char* s = text.data();
+  const char* const end = s + text.size();
+  *out++ = '"';
+  out = copy_escaped<true>(out, s, end);
+  if (s != end) {
+    if (!is_valid_utf8(std::string_view(s, static_cast<std::size_t>(end - s)))) return nullptr;
+    out = copy_escaped<false>(out, s, end);
   }
   *out++ = '"';
   return out;

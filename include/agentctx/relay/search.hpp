@@ -194,9 +194,13 @@ inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_pa
 /// same candidates. Entries are keyed by the package's place in the store
 /// (stored_package::sequence) and checked against its deposited hash, so an
 /// index may outlive a refresh of the store, or a repair that moved packages:
-/// an entry whose package changed is computed again. A change of the
-/// embedder's profile empties it. Not thread-safe. Memory: about one vector
-/// and eight bytes per distinct term of each package ranked.
+/// an entry whose package changed is computed again. Candidates from two
+/// stores whose places collide (one place, different bytes) are ranked
+/// without the index (rank_relevant). A change of the embedder's profile
+/// empties it. Not thread-safe. Memory: one vector and a hash per place up to
+/// the highest place ranked (the store's size, for a store's packages), eight
+/// bytes per distinct term of each package ranked, and each distinct term's
+/// bytes; it never shrinks but by clear().
 class relevance_index {
  public:
   /// rank_relevant(candidates, query, limit, embedder), from the index.
@@ -205,6 +209,10 @@ class relevance_index {
     AGENTCTX_TRY(detail::check_relevant_request(query, limit));
     const std::vector<const stored_package*> live = detail::unquarantined(candidates);
     if (live.empty()) return std::vector<relevant_hit>();
+    // Candidates from more than one store can hold one place with different
+    // bytes: the index, keyed by place, cannot hold both, so they are ranked
+    // without it.
+    if (places_collide(live)) return rank_relevant(candidates, query, limit, embedder);
     AGENTCTX_TRY(add_missing(live, embedder));
 
     const std::uint32_t dim = profile_->dim;
@@ -239,11 +247,27 @@ class relevance_index {
     hashes_.clear();
     vectors_.clear();
     lexical_.clear();
+    seen_.clear();
     profile_.reset();
     indexed_ = 0;
   }
 
  private:
+  // True when two packages of `live` have the same place in their store
+  // (stored_package::sequence) but different deposited hashes: one store
+  // numbers its packages apart, so only candidates from two stores do.
+  bool places_collide(std::span<const stored_package* const> live) {
+    ++call_;
+    for (std::size_t i = 0; i < live.size(); ++i) {
+      const std::uint64_t sequence = live[i]->sequence;
+      if (sequence >= seen_.size()) seen_.resize(std::max<std::size_t>(sequence + 1, seen_.size() * 2));
+      seen& place = seen_[sequence];
+      if (place.call == call_ && live[place.at]->deposited_hash != live[i]->deposited_hash) return true;
+      place = {call_, i};
+    }
+    return false;
+  }
+
   // Computes what the index lacks for the packages of `live` (or holds for
   // other bytes). Nothing changes when the embedder fails.
   result<void> add_missing(std::span<const stored_package* const> live, agdb::embedder& embedder) {
@@ -286,6 +310,12 @@ class relevance_index {
   std::vector<float> vectors_;        // by sequence, profile_->dim each
   agdb::lexical_index lexical_;       // by sequence
   std::size_t indexed_ = 0;
+  struct seen {
+    std::uint64_t call = 0;  // the rank() call that last saw the place
+    std::size_t at = 0;      // where in its `live`
+  };
+  std::vector<seen> seen_;  // by sequence
+  std::uint64_t call_ = 0;
 };
 
 /// pull mode=relevant over one project (every project when project_id is

@@ -32,8 +32,8 @@
 #include <string_view>
 #include <vector>
 
+#include "agentctx/agdb/detail/string_hash.hpp"
 #include "agentctx/agdb/lexical_scorer.hpp"
-#include "agentctx/core/endian.hpp"
 
 namespace agentctx::agdb {
 
@@ -43,14 +43,17 @@ namespace detail {
 // interned. Open addressing over a power-of-two table of {hash, id} slots,
 // the terms' bytes in one pool: a lookup touches one slot and, when the
 // hashes match, the term's bytes (a node per term, as std::unordered_map
-// keeps, costs a cache miss per lookup over millions of tokens).
+// keeps, costs a cache miss per lookup over millions of tokens). Unlike
+// layer_writer.hpp's string_interner, which keeps views into its caller's
+// strings, it owns its terms: they outlive the texts they came from. Both
+// hash with string_table_hash.
 class term_table {
  public:
   std::uint32_t size() const noexcept { return static_cast<std::uint32_t>(starts_.size() - 1); }
 
   std::optional<std::uint32_t> find(std::string_view term) const noexcept {
     if (slots_.empty()) return std::nullopt;
-    const std::uint64_t h = hash(term);
+    const std::uint64_t h = string_table_hash(term);
     for (std::size_t at = h & mask_;; at = (at + 1) & mask_) {
       const slot& s = slots_[at];
       if (s.id == empty) return std::nullopt;
@@ -61,7 +64,7 @@ class term_table {
   /// The id of `term`, numbered now when new.
   std::uint32_t intern(std::string_view term) {
     if (2 * (std::size_t{size()} + 1) > slots_.size()) grow();
-    const std::uint64_t h = hash(term);
+    const std::uint64_t h = string_table_hash(term);
     std::size_t at = h & mask_;
     for (;; at = (at + 1) & mask_) {
       const slot& s = slots_[at];
@@ -88,24 +91,6 @@ class term_table {
     std::uint64_t hash = 0;
     std::uint32_t id = empty;
   };
-
-  // Terms are short: eight bytes at a time, each mixed in by a multiply.
-  static std::uint64_t hash(std::string_view term) noexcept {
-    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ term.size();
-    const char* p = term.data();
-    std::size_t n = term.size();
-    for (; n >= 8; p += 8, n -= 8) {
-      h = (h ^ load_u64(p)) * 0xBF58476D1CE4E5B9ull;
-      h ^= h >> 31;
-    }
-    if (n != 0) {  // the last 1..7 bytes, read as two overlapping pieces (the size is mixed in already)
-      const auto byte = [p](std::size_t i) { return static_cast<std::uint64_t>(static_cast<unsigned char>(p[i])); };
-      const std::uint64_t tail = n >= 4 ? load_u32(p) | std::uint64_t{load_u32(p + n - 4)} << 32
-                                        : byte(0) | byte(n / 2) << 8 | byte(n - 1) << 16;
-      h = (h ^ tail) * 0x94D049BB133111EBull;
-    }
-    return h ^ (h >> 29);
-  }
 
   std::string_view text(std::uint32_t id) const noexcept {
     return std::string_view(pool_).substr(starts_[id], starts_[id + 1] - starts_[id]);

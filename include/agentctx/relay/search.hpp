@@ -240,7 +240,10 @@ class relevance_index {
   }
 
   /// Packages whose vector and counts the index holds.
-  std::size_t size() const noexcept { return indexed_; }
+  std::size_t size() const noexcept {
+    return static_cast<std::size_t>(
+        std::count_if(hashes_.begin(), hashes_.end(), [](const std::string& h) { return !h.empty(); }));
+  }
 
   /// Forgets everything (the next rank() computes every candidate again).
   void clear() {
@@ -249,7 +252,6 @@ class relevance_index {
     lexical_.clear();
     seen_.clear();
     profile_.reset();
-    indexed_ = 0;
   }
 
  private:
@@ -299,7 +301,6 @@ class relevance_index {
       const std::uint64_t sequence = missing[k]->sequence;
       lexical_.set(sequence, views[k]);
       std::memcpy(vectors_.data() + sequence * dim, fresh.data() + k * dim, dim * sizeof(float));
-      if (hashes_[sequence].empty()) ++indexed_;
       hashes_[sequence] = missing[k]->deposited_hash;
     }
     return {};
@@ -309,7 +310,6 @@ class relevance_index {
   std::vector<std::string> hashes_;  // by stored_package::sequence: the deposited hash indexed, or empty
   std::vector<float> vectors_;        // by sequence, profile_->dim each
   agdb::lexical_index lexical_;       // by sequence
-  std::size_t indexed_ = 0;
   struct seen {
     std::uint64_t call = 0;  // the rank() call that last saw the place
     std::size_t at = 0;      // where in its `live`

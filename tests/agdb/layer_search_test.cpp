@@ -18,6 +18,7 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "support/fixture_paths.hpp"
+#include "support/random.hpp"
 
 namespace agdb_layer_search_test {
 
@@ -461,6 +462,60 @@ TEST_CASE("BM25 tokens: the 64-byte blocks give the tokens a byte-by-byte scan g
     CHECK(agdb::detail::word_byte_mask(block) == agdb::detail::word_byte_mask_scalar(block));
   }
   CHECK(tokens("").empty());
+}
+
+TEST_CASE("BM25 counts: the block scan counts what comparing every token with every term counts") {
+  // The oracle: every token compared with every term, as the definition reads.
+  const auto expected = [](const agdb::bm25_query& query, std::string_view text, std::vector<std::uint32_t>& frequencies) {
+    frequencies.assign(query.terms().size(), 0);
+    std::uint32_t length = 0;
+    agdb::for_each_lexical_token(text, [&](std::string_view token) {
+      ++length;
+      std::string lowered;
+      agdb::lower_ascii_into(lowered, token);
+      for (std::size_t t = 0; t < query.terms().size(); ++t) {
+        if (lowered == query.terms()[t]) ++frequencies[t];
+      }
+    });
+    return length;
+  };
+  // Pieces: words that share first bytes or prefixes with the terms, in both
+  // cases, digits, non-ASCII words (UTF-8 and lone high bytes), separators.
+  const std::vector<std::string> pieces = {
+      "a",     "A",      "ab",   "AB",     "aB",   "abc",     "abcd",  "b",     "ba",     "x1",    "X1",
+      "1",     "12",     "123",  "0",      "caf\xc3\xa9", "CAF\xc3\xa9", "\xc3\xa9t\xc3\xa9", "\xff", "\x80",
+      "zebra", "ZeBrA",  "zebras", "zeb",  "lion", " ",      "  ",    ",",     "-",      "_",     "\n",
+      ".",     "@",      "[",    "`",      "{",    "\t",      "\x01",  "\x7f",  "/",      ":"};
+  const std::vector<std::string> queries = {
+      "a",         "ab abc",    "A b",         "x1 1 12",    "caf\xc3\xa9",      "\xc3\xa9t\xc3\xa9 \xff",
+      "zebra lion", "ZEBRA zeb", "0 123 abcd",  "ba ab a b", "\x80",             "zebras zebra zeb lion ab a 1"};
+  test_support::random_stream random(0x5eed0b25ULL);
+  std::vector<std::uint32_t> want, got;
+  std::size_t checked = 0;
+  for (const std::string& q : queries) {
+    agdb::bm25_query query(q);
+    REQUIRE_FALSE(query.empty());
+    for (int round = 0; round < 400; ++round) {
+      // Lengths around every block edge: 0..300 bytes.
+      std::string text;
+      const std::size_t target = random.below(301);
+      while (text.size() < target) text += pieces[random.below(pieces.size())];
+      CAPTURE(q);
+      CAPTURE(text);
+      got.assign(query.terms().size(), 7);  // overwritten
+      const std::uint32_t length = query.count_terms(text, got);
+      CHECK(length == expected(query, text, want));
+      CHECK(got == want);
+      ++checked;
+    }
+  }
+  CHECK(checked == 400 * queries.size());
+  // The same through add_document: counts, length and the statistics it adds.
+  agdb::bm25_query query("zebra lion");
+  std::vector<std::uint32_t> f(2);
+  CHECK(query.add_document(std::string(200, ' ') + "Zebra" + std::string(59, '-') + "zebra lion", f) == 3);
+  CHECK(f == std::vector<std::uint32_t>{2, 1});
+  CHECK(query.document_count() == 1);
 }
 
 TEST_CASE("scoring large layers on two threads gives the same results") {

@@ -343,21 +343,30 @@ inline result<std::vector<search_hit>> layer_searcher::search(const search_reque
       }
     }
     vector::top_k<payload> lexical_best(pool);
-    std::map<payload, double> lexical_scores;
+    // One score per match, in the matches' order, which is increasing id
+    // order (layers, then chunks, ascending): the fused hits find theirs by
+    // binary search.
+    std::vector<double> lexical_scores;
+    lexical_scores.reserve(matches.size());
+    const bm25_query::scorer scorer = lexical.scoring();
     for (const lexical_document& doc : matches) {
       const double score =
-          lexical.score(std::span(frequencies).subspan(doc.frequencies_at, lexical.terms().size()), doc.length);
-      lexical_scores.emplace(doc.id, score);
+          scorer.score(std::span(frequencies).subspan(doc.frequencies_at, lexical.terms().size()), doc.length);
+      lexical_scores.push_back(score);
       lexical_best.push(static_cast<float>(score), doc.id);
     }
+    const auto lexical_score_of = [&](payload id) {
+      const auto at = std::lower_bound(matches.begin(), matches.end(), id,
+                                       [](const lexical_document& doc, payload wanted) { return doc.id < wanted; });
+      return at != matches.end() && at->id == id ? lexical_scores[static_cast<std::size_t>(at - matches.begin())] : 0.0;
+    };
     std::vector<payload> vector_ranking;
     for (const auto& item : vector_best.take_sorted()) vector_ranking.push_back(item.payload);
     std::vector<payload> lexical_ranking;
     for (const auto& item : lexical_best.take_sorted()) lexical_ranking.push_back(item.payload);
     std::vector<ranked> all;
     for (const auto& [id, score] : fuse_rankings<payload>(vector_ranking, lexical_ranking, request.k)) {
-      const auto lexical_score = lexical_scores.find(id);
-      all.push_back({id, score, lexical_score == lexical_scores.end() ? 0.0 : lexical_score->second});
+      all.push_back({id, score, lexical_score_of(id)});
     }
     final_order = std::move(all);
   }

@@ -112,12 +112,13 @@ inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* 
   vector::top_k<std::uint32_t> lexical_best(pool);
   if (!lexical.empty()) {
     const std::size_t terms = lexical.terms().size();
+    const agdb::bm25_query::scorer scorer = lexical.scoring();
     for (std::size_t i = 0; i < live.size(); ++i) {
       const auto counts = frequencies.subspan(i * terms, terms);
       bool any = false;
       for (std::uint32_t f : counts) any = any || f != 0;
       if (!any) continue;
-      bm25[i] = lexical.score(counts, lengths[i]);
+      bm25[i] = scorer.score(counts, lengths[i]);
       lexical_best.push(static_cast<float>(bm25[i]), static_cast<std::uint32_t>(i));
     }
   }

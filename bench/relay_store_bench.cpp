@@ -25,7 +25,8 @@
 //              it and check every record's CRC-32), simdjson's DOM parse of
 //              every payload (what any JSON replay costs), and the library's
 //              own parser, json::canonicalizer::parse, into trees (the one the
-//              store uses).
+//              store uses); and the same open on the machine's cores
+//              (store_options::open_threads, as the relay CLIs open).
 //   3 pull     pull_relevant (limit 5, the protocol's default) with the
 //              embedder of the relay CLI (cli/relay/search_embedder.hpp: the
 //              hash embedder, dim 128, made by agdb::make_embedder with its
@@ -34,7 +35,8 @@
 //              with a warm cache (the packages' vectors read from it, the
 //              query's embedded and appended to it), a query asked before;
 //              the same without a cache; and what one `relay pull --mode
-//              relevant` process does: open the store read-only, open the
+//              relevant` process does: open the store read-only (on the
+//              machine's cores), open the
 //              cache, one new query. Next to its parts, each alone over the
 //              same packages: building the searchable texts, the hash
 //              embedder embedding them, their cache keys (SHA-256), BM25
@@ -68,6 +70,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -297,7 +300,7 @@ struct figures {
   std::uint64_t log_bytes = 0;
   std::size_t records = 0;
   // 2
-  std::vector<elapsed> open, crc, simdjson_parse, tree_parse, validate;
+  std::vector<elapsed> open, open_threads, crc, simdjson_parse, tree_parse, validate;
   // 3
   elapsed cold, cold_no_cache;
   std::vector<elapsed> warm, repeated, no_cache, cli;
@@ -472,9 +475,14 @@ void report_deposits(const options& o, const figures& f) {
 
 // ---- section 2: open ------------------------------------------------------------------------
 
-result<relay::store> open_reader(const std::string& store_dir) {
+// The threads the relay CLIs open a store with (cli/relay/store_access.hpp):
+// the machine's cores.
+unsigned cli_open_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+result<relay::store> open_reader(const std::string& store_dir, unsigned threads = 1) {
   relay::store_options reader;
   reader.read_only = true;
+  reader.open_threads = threads;
   return relay::store::open(io::default_file_system(), store_dir, reader);
 }
 
@@ -510,6 +518,18 @@ result<void> run_open(const std::string& store_dir, const options& o, figures& f
                                                  " records, expected " + std::to_string(f.records), store_dir);
       }
       if (timed) f.open.push_back(took);
+    }
+    {
+      const stopwatch watch;
+      auto store = open_reader(store_dir, cli_open_threads());
+      const elapsed took = watch.stop();
+      if (!store) return unexpected(std::move(store).error());
+      if (store->record_count() != f.records || !store->quarantined().empty()) {
+        return agentctx::fail(errc::corrupt, "the reader on several threads replayed " +
+                                                 std::to_string(store->record_count()) + " records, expected " +
+                                                 std::to_string(f.records), store_dir);
+      }
+      if (timed) f.open_threads.push_back(took);
     }
     {
       const stopwatch watch;
@@ -582,6 +602,9 @@ void report_open(const options& o, const figures& f) {
     return us(e.wall / static_cast<double>(o.packages)) + " us/package, " + format("%.0f MB/s", mb / e.wall);
   };
   print_stretch("store::open(read_only)", open, per_package(open));
+  const elapsed open_threads = median_elapsed(f.open_threads);
+  print_stretch("store::open(read_only), open_threads " + std::to_string(cli_open_threads()) + " (the CLIs)",
+                open_threads, per_package(open_threads) + "; " + ratio(open_threads.wall, open.wall) + " of one thread");
   print_stretch("floor: map the log + CRC-32 of every record", crc, per_package(crc));
   print_stretch("simdjson DOM parse of every payload", dom, per_package(dom));
   print_stretch("json::canonicalizer::parse of every payload (into trees)", tree,
@@ -695,7 +718,7 @@ result<void> run_pull(const std::string& store_dir, const options& o, figures& f
   // What one `relay pull --mode relevant` process does, with a new query.
   for (std::size_t round = 0; round < o.rounds; ++round) {
     const stopwatch watch;
-    auto reader = open_reader(store_dir);
+    auto reader = open_reader(store_dir, cli_open_threads());
     if (!reader) return unexpected(std::move(reader).error());
     auto embedder = cli_embedder(cache_dir);
     if (!embedder) return unexpected(std::move(embedder).error());
@@ -818,9 +841,9 @@ void report_pull(const options& o, const figures& f) {
   std::printf("  warm cached new query / (texts + keys + BM25 + one miss) %s; no-cache query / (texts + embed + BM25) %s\n",
               ratio(median_elapsed(f.warm).wall, texts.wall + keys.wall + bm25.wall + cache_miss.wall).c_str(),
               ratio(median_elapsed(f.no_cache).wall, texts.wall + embed.wall + bm25.wall).c_str());
-  std::printf("  CLI process / (open, section 2 + open the cache + warm cached query) %s\n",
+  std::printf("  CLI process / (open on the CLIs' threads, section 2 + open the cache + warm cached query) %s\n",
               ratio(median_elapsed(f.cli).wall,
-                    median_elapsed(f.open).wall + cache_open.wall + median_elapsed(f.warm).wall).c_str());
+                    median_elapsed(f.open_threads).wall + cache_open.wall + median_elapsed(f.warm).wall).c_str());
   std::printf("  warm cached / no-cache query %s; embedding cache: %s hits, %s misses, %s rows, %.1f MB on disk\n",
               ratio(median_elapsed(f.warm).wall, median_elapsed(f.no_cache).wall).c_str(),
               with_commas(f.cache_hits).c_str(), with_commas(f.cache_misses).c_str(),

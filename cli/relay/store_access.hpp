@@ -7,7 +7,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "agentctx/core/quote.hpp"
@@ -47,12 +49,16 @@ inline int check_store_argument(const common_options& o) {
   return exit_ok;
 }
 
+/// Threads that read the log when a store opens: the machine's cores.
+inline unsigned open_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
 /// Opens the store read-only and returns what `body` returns for it, or the
 /// exit code of the failed open (reported).
 template <class Body>
 int with_reader(const common_options& o, Body&& body) {
   relay::store_options options;
   options.read_only = true;
+  options.open_threads = open_threads();
   if (const int refused = check_store_argument(o)) return refused;
   auto store = relay::store::open(agentctx::io::default_file_system(), o.store, options);
   if (!store) return report_open_error(o, store.error());
@@ -66,6 +72,7 @@ template <class Body>
 int with_writer(const writer_options& o, Body&& body) {
   relay::store_options options;
   options.wait_for_lock = o.wait;
+  options.open_threads = open_threads();
   if (const int refused = check_store_argument(o)) return refused;
   auto store = relay::store::open(agentctx::io::default_file_system(), o.store, options);
   if (!store) return report_open_error(o, store.error());

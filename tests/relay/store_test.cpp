@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agentctx/relay/errors.hpp"
+#include "agentctx/relay/export.hpp"
 #include "relay_test_support.hpp"
 
 namespace relay_store_test {
@@ -1057,6 +1058,81 @@ TEST_CASE("awaiting_review needs a reviewer: review_type none is refused, review
   require_value(store.review("pkg_1", relay::package_status::revision_requested));
   auto resubmitted = require_value(store.review("pkg_1", relay::package_status::awaiting_review));
   CHECK(resubmitted->package.review == relay::review_type::agent);
+}
+
+TEST_CASE("open reads the log on several threads into the state one thread reads, errors included") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    for (int i = 0; i < 600; ++i) {
+      const std::string id = "pkg_" + std::to_string(i);
+      const std::string project = "proj_" + std::to_string(i % 3);
+      json::value p = package(id, project, "Package " + std::to_string(i));
+      if (i % 7 == 0) p.set("status", "draft");
+      require_value(store.deposit(p));
+      if (i % 7 == 0) {
+        require_value(store.flag_for_review(id, relay::review_type::human, std::nullopt, project));
+        if (i % 14 == 0) require_value(store.review(id, relay::package_status::complete, "looks right", project));
+      }
+      if (i % 40 == 0) {
+        relay::fact_assertion a = assertion("state " + std::to_string(i));
+        a.project_id = project;
+        require_value(store.assert_fact(a));
+      }
+    }
+  }
+  // One package's bytes no longer match its hash: quarantined, on any count
+  // of threads.
+  std::vector<std::string> payloads = record_payloads(log_bytes(fs));
+  const auto edited = std::find_if(payloads.begin(), payloads.end(),
+                                   [](const std::string& payload) { return payload.find("\"Package 123\"") != std::string::npos; });
+  REQUIRE(edited != payloads.end());
+  edited->replace(edited->find("Package 123"), 11, "Packaxe 123");
+  write_log(fs, log_of(payloads));
+
+  // Everything a reader can see, as text.
+  const auto state_read_on = [&](unsigned threads) {
+    auto o = test_options();
+    o.read_only = true;
+    o.open_threads = threads;
+    auto s = require_value(relay::store::open(fs, "/r", o));
+    std::string state;
+    require_ok(relay::export_ndjson(s, "", state));
+    for (const relay::project* project : s.projects()) {
+      for (const relay::stored_package* p : require_value(s.packages_of(project->project_id))) {
+        state += p->package.package_id + " " + std::to_string(p->sequence) + " " + p->deposited_hash + " " + p->hash +
+                 " " + std::to_string(p->changes.size()) + (p->quarantined ? " quarantined: " + s.quarantine_reason(*p) : "") +
+                 "\n";
+      }
+    }
+    for (const std::string& line : require_value(s.verify()).quarantined) state += "verify: " + line + "\n";
+    return state;
+  };
+  const std::string one = state_read_on(1);
+  CHECK(one.find("pkg_123 123 ") != std::string::npos);
+  CHECK(one.find("quarantined: stored hash sha256:") != std::string::npos);
+  CHECK(one.find("verify: proj_0/pkg_123: stored hash") != std::string::npos);
+  for (const unsigned threads : {2u, 3u, 4u, 16u}) {
+    CAPTURE(threads);
+    CHECK(state_read_on(threads) == one);
+  }
+
+  // A record that does not apply, far into the log: the same error at the
+  // same offset.
+  payloads.push_back(payloads[1]);
+  write_log(fs, log_of(payloads));
+  std::optional<agentctx::error> first;
+  for (const unsigned threads : {1u, 4u}) {
+    auto o = test_options();
+    o.open_threads = threads;
+    const auto refused = relay::store::open(fs, "/r", o);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message.find("record does not apply") != std::string::npos);
+    if (!first) first = refused.error();
+    CHECK(refused.error().message == first->message);
+    CHECK(refused.error().offset == first->offset);
+  }
+  CHECK(first->offset == log_of(std::vector<std::string>(payloads.begin(), payloads.end() - 1)).size());
 }
 
 }  // namespace relay_store_test

@@ -41,8 +41,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -52,6 +54,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -84,6 +87,12 @@ struct store_options {
   std::function<std::uint64_t()> clock;
   /// Random source for generated ids and callsigns; default: random_device.
   std::function<std::uint64_t()> random;
+  /// Threads that read the log when the store opens (and when a reader
+  /// catches up): they parse records, and read and hash their packages,
+  /// while the calling thread applies them in log order. 1 (the default)
+  /// reads on the calling thread alone; the relay CLIs pass the machine's
+  /// cores. The state is the same whatever the count.
+  unsigned open_threads = 1;
 };
 
 /// One status change of a package (flag_for_review or review).
@@ -853,6 +862,7 @@ class store {
     o.read_only = true;
     o.clock = clock_;
     o.random = random_;
+    o.open_threads = options_.open_threads;
     return o;
   }
 
@@ -1018,6 +1028,126 @@ class store {
                                                      " is not supported (this build reads 1)", path, 8);
   }
 
+  // A record of the log read ahead of applying it: parsed and, for a
+  // package record, its package read (the tree moved out of the record) and
+  // hashed. None of this depends on the state, so several threads prepare
+  // records while the calling thread applies them in log order, with the
+  // same checks and errors as when apply() reads and hashes them itself.
+  struct prepared_record {
+    result<json::value> record = json::value();
+    std::optional<result<package>> read;       // a package record's package
+    std::optional<result<std::string>> hash;   // content_hash of read's wire, when read succeeded
+  };
+
+  // Records held prepared at most: the log is replayed in windows of this
+  // many, which bounds the memory held ahead of applying.
+  static constexpr std::size_t replay_window = 4096;
+  // Records a thread prepares at a time.
+  static constexpr std::size_t replay_chunk = 32;
+
+  static void prepare_record(const scanned_record& r, json::canonicalizer& canonicalizer, prepared_record& out) {
+    out.record = canonicalizer.parse(r.payload);
+    if (!out.record) return;
+    const std::string* type = detail::string_member(*out.record, "type");
+    json::value* wire = out.record->find("package");
+    if (type == nullptr || *type != "package" || wire == nullptr || detail::string_member(*out.record, "hash") == nullptr) {
+      return;
+    }
+    out.read = read_package(std::move(*wire));
+    if (*out.read) out.hash = content_hash((*out.read)->wire, canonicalizer);
+  }
+
+  // Applies `records` in order. They are prepared (prepare_record) in chunks
+  // of replay_chunk, claimed in order by up to options_.open_threads - 1
+  // helper threads (each with its own canonicalizer) and by this thread,
+  // which applies each chunk once it is ready and, while the next is not,
+  // prepares one itself. An exception on a helper (std::bad_alloc) is
+  // rethrown here.
+  result<void> replay(std::span<const scanned_record> records) {
+    std::vector<prepared_record> prepared;
+    for (std::size_t first = 0; first < records.size(); first += replay_window) {
+      AGENTCTX_TRY(replay_window_of(records.subspan(first, std::min(replay_window, records.size() - first)), prepared));
+    }
+    return {};
+  }
+
+  result<void> replay_window_of(std::span<const scanned_record> records, std::vector<prepared_record>& prepared) {
+    prepared.clear();
+    prepared.resize(records.size());
+    const std::size_t chunks = (records.size() + replay_chunk - 1) / replay_chunk;
+    const std::size_t helpers = std::min<std::size_t>(std::max(1u, options_.open_threads), chunks) - 1;
+    std::vector<std::atomic<bool>> ready(chunks);  // value-initialised: false
+    std::atomic<std::size_t> next_chunk{0};
+    std::atomic<bool> stop{false};
+    std::atomic<bool> helper_failed{false};
+    std::vector<std::exception_ptr> failures(helpers);
+    const auto prepare_chunk = [&](std::size_t chunk, json::canonicalizer& canonicalizer) {
+      const std::size_t end = std::min(records.size(), (chunk + 1) * replay_chunk);
+      for (std::size_t i = chunk * replay_chunk; i < end; ++i) prepare_record(records[i], canonicalizer, prepared[i]);
+      ready[chunk].store(true, std::memory_order_release);
+    };
+    if (helpers_.size() < helpers) helpers_.resize(helpers);
+    std::vector<std::thread> workers;
+    // Stops and joins the helpers on every way out of this function.
+    struct join_on_exit {
+      std::atomic<bool>& stop;
+      std::vector<std::thread>& workers;
+      ~join_on_exit() {
+        stop.store(true);
+        for (std::thread& worker : workers) worker.join();
+      }
+    } joiner{stop, workers};
+    workers.reserve(helpers);
+    for (std::size_t h = 0; h < helpers; ++h) {
+      workers.emplace_back([&, h] {
+        try {
+          while (!stop.load(std::memory_order_relaxed)) {
+            const std::size_t chunk = next_chunk.fetch_add(1);
+            if (chunk >= chunks) return;
+            prepare_chunk(chunk, helpers_[h]);
+          }
+        } catch (...) {
+          failures[h] = std::current_exception();
+          helper_failed.store(true);
+        }
+      });
+    }
+    const auto rethrow_helper_failure = [&] {
+      stop.store(true);
+      for (std::thread& worker : workers) worker.join();
+      workers.clear();
+      for (const std::exception_ptr& failure : failures) {
+        if (failure) std::rethrow_exception(failure);
+      }
+    };
+    for (std::size_t chunk = 0; chunk < chunks; ++chunk) {
+      while (!ready[chunk].load(std::memory_order_acquire)) {
+        if (helper_failed.load()) rethrow_helper_failure();
+        const std::size_t claimed = next_chunk.fetch_add(1);
+        if (claimed < chunks) {
+          prepare_chunk(claimed, canonicalizer_);
+        } else {
+          std::this_thread::yield();  // a helper is preparing it
+        }
+      }
+      const std::size_t end = std::min(records.size(), (chunk + 1) * replay_chunk);
+      for (std::size_t i = chunk * replay_chunk; i < end; ++i) {
+        prepared_record& p = prepared[i];
+        if (!p.record) {
+          return fail(errc::corrupt, "record is not valid JSON: " + p.record.error().message, path_of(log_file_name),
+                      records[i].offset);
+        }
+        // The record is not needed after: its package tree is moved, not copied.
+        if (auto applied = apply(*p.record, false, p.record->find("package"), &p); !applied) {
+          return fail(errc::corrupt, "record does not apply: " + applied.error().message, path_of(log_file_name),
+                      records[i].offset);
+        }
+        p = prepared_record();  // what apply did not take is not needed any more
+      }
+    }
+    return {};
+  }
+
   // Reads the log from `offset` (0: from the start, header included) and
   // applies its records.
   result<void> load_from(std::uint64_t offset) {
@@ -1038,16 +1168,7 @@ class store {
       offset = log_header_size;
     }
     log_scan scan = scan_records(bytes, offset);
-    for (const scanned_record& r : scan.records) {
-      auto record = canonicalizer_.parse(r.payload);
-      if (!record) {
-        return fail(errc::corrupt, "record is not valid JSON: " + record.error().message, path_of(log_file_name), r.offset);
-      }
-      // The record is not needed after: its package tree is moved, not copied.
-      if (auto applied = apply(*record, false, record->find("package")); !applied) {
-        return fail(errc::corrupt, "record does not apply: " + applied.error().message, path_of(log_file_name), r.offset);
-      }
-    }
+    AGENTCTX_TRY(replay(scan.records));
     if (scan.tail == log_tail::damaged) {
       return fail(errc::corrupt, "relay.log is damaged: " + scan.problem, path_of(log_file_name), scan.valid_end);
     }
@@ -1099,7 +1220,8 @@ class store {
   // member, when the caller gives the record up (replay), so that applying
   // moves the package's tree instead of copying it.
 
-  result<void> apply(const json::value& record, bool dry, json::value* movable_package = nullptr) {
+  result<void> apply(const json::value& record, bool dry, json::value* movable_package = nullptr,
+                     prepared_record* prepared = nullptr) {
     const std::string* type = detail::string_member(record, "type");
     if (type == nullptr) return fail(errc::corrupt, "record has no type");
     if (*type == "project") {
@@ -1119,7 +1241,8 @@ class store {
     result<void> outcome;
     std::optional<package> checked;  // a package record's package, read once
     if (*type == "package") {
-      auto read = check_package(record, pending, dry ? nullptr : movable_package);
+      auto read = check_package(record, pending, dry ? nullptr : movable_package,
+                                prepared != nullptr && prepared->read ? &*prepared->read : nullptr);
       if (read) {
         checked = std::move(*read);
       } else {
@@ -1140,7 +1263,8 @@ class store {
     // Checked: now change the state.
     if (const json::value* p = record.find("project")) AGENTCTX_TRY(apply_project(*p, true, false));
     if (*type == "package") {
-      add_package(std::move(*checked), *detail::string_member(record, "hash"));
+      add_package(std::move(*checked), *detail::string_member(record, "hash"),
+                  prepared != nullptr && prepared->hash ? &*prepared->hash : nullptr);
     } else if (*type == "status") {
       AGENTCTX_TRY(apply_status(record, false));
     } else if (*type == "fact") {
@@ -1239,13 +1363,15 @@ class store {
   // A package record's package, when the record applies to the state (the
   // record's hash is a string: add_package takes it). `movable`, when not
   // null, is the record's "package" member, which the caller gives up: it is
-  // moved into the package instead of copied.
+  // moved into the package instead of copied. `read`, when not null, is what
+  // read_package returned for that member (prepare_record), taken instead of
+  // reading it again.
   result<package> check_package(const json::value& record, const std::optional<std::string>& pending,
-                                json::value* movable = nullptr) const {
+                                json::value* movable = nullptr, result<package>* read = nullptr) const {
     const std::string* hash = detail::string_member(record, "hash");
     const json::value* wire = record.find("package");
     if (hash == nullptr || wire == nullptr) return fail(errc::corrupt, "package record without hash or package");
-    auto p = movable == wire ? read_package(std::move(*movable)) : read_package(*wire);
+    auto p = read != nullptr ? std::move(*read) : movable == wire ? read_package(std::move(*movable)) : read_package(*wire);
     if (!p) return fail(errc::corrupt, "package record fails validation: " + p.error().message);
     if (!project_known(p->project_id, pending)) {
       return fail(errc::corrupt, "package record for unknown project " + quote_for_message(p->project_id));
@@ -1257,12 +1383,13 @@ class store {
   }
 
   // Adds a package check_package() returned, recorded with `hash`;
-  // quarantined when its bytes do not hash to that.
-  void add_package(package p, const std::string& hash) {
+  // quarantined when its bytes do not hash to that. `computed_hash`, when
+  // not null, is content_hash of its wire computed already.
+  void add_package(package p, const std::string& hash, result<std::string>* computed_hash = nullptr) {
     stored_package stored;
     stored.deposited_hash = hash;
     stored.hash = hash;
-    auto computed = content_hash(p.wire, canonicalizer_);
+    auto computed = computed_hash != nullptr ? std::move(*computed_hash) : content_hash(p.wire, canonicalizer_);
     std::string reason;
     if (!computed) {
       reason = "its bytes do not canonicalize: " + computed.error().message;
@@ -1459,6 +1586,7 @@ class store {
   std::size_t record_count_ = 0;
   bool poisoned_ = false;
   json::canonicalizer canonicalizer_;
+  std::vector<json::canonicalizer> helpers_;  // the helper threads' (replay)
   std::string frame_;
 
   std::map<std::string, project_state> projects_;

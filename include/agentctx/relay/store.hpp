@@ -1076,7 +1076,8 @@ class store {
     prepared.resize(records.size());
     const std::size_t chunks = (records.size() + replay_chunk - 1) / replay_chunk;
     const std::size_t helpers = std::min<std::size_t>(std::max(1u, options_.open_threads), chunks) - 1;
-    std::vector<std::atomic<bool>> ready(chunks);  // value-initialised: false
+    std::vector<std::atomic<bool>> ready(chunks);
+    for (std::atomic<bool>& flag : ready) flag.store(false, std::memory_order_relaxed);
     std::atomic<std::size_t> next_chunk{0};
     std::atomic<bool> stop{false};
     std::atomic<bool> helper_failed{false};

@@ -54,6 +54,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -1098,20 +1099,25 @@ class store {
         for (std::thread& worker : workers) worker.join();
       }
     } joiner{stop, workers};
+    const auto help = [&](std::size_t h) {
+      try {
+        while (!stop.load(std::memory_order_relaxed)) {
+          const std::size_t chunk = next_chunk.fetch_add(1);
+          if (chunk >= chunks) return;
+          prepare_chunk(chunk, helpers_[h]);
+        }
+      } catch (...) {
+        failures[h] = std::current_exception();
+        helper_failed.store(true);
+      }
+    };
     workers.reserve(helpers);
     for (std::size_t h = 0; h < helpers; ++h) {
-      workers.emplace_back([&, h] {
-        try {
-          while (!stop.load(std::memory_order_relaxed)) {
-            const std::size_t chunk = next_chunk.fetch_add(1);
-            if (chunk >= chunks) return;
-            prepare_chunk(chunk, helpers_[h]);
-          }
-        } catch (...) {
-          failures[h] = std::current_exception();
-          helper_failed.store(true);
-        }
-      });
+      try {
+        workers.emplace_back(help, h);
+      } catch (const std::system_error&) {
+        break;  // a thread the system refuses leaves its share to the others and to this thread
+      }
     }
     const auto rethrow_helper_failure = [&] {
       stop.store(true);

@@ -23,6 +23,21 @@ namespace crash_support {
 
 namespace io = agentctx::io;
 
+/// True in a build with AddressSanitizer (GCC defines __SANITIZE_ADDRESS__,
+/// clang answers __has_feature), where the same work runs several times
+/// slower.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool sanitized_build = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool sanitized_build = true;
+#else
+inline constexpr bool sanitized_build = false;
+#endif
+#else
+inline constexpr bool sanitized_build = false;
+#endif
+
 /// The checks of one crash image: the first failed expectation is reported
 /// as one doctest failure naming the image, the rest only return false.
 /// Plain comparisons, not a doctest check each: tens of millions of passing
@@ -66,15 +81,24 @@ inline std::vector<std::pair<std::string, io::crash_mode>> crash_modes(std::uint
 /// torn at a random byte below `max_torn_bytes` half the time), and calls
 /// `check(memory, what workload returned, image name)` on every crash image.
 /// Returns the number of images checked.
+///
+/// `sample` above 1 crashes at about one operation in `sample`, chosen at
+/// random from `seed` (not every sample-th, which could meet the same kind
+/// of operation each time in a workload that repeats), and always after the
+/// last: for the sanitizer builds of the longest workloads, whose every
+/// crash point the other build checks.
 template <class Workload, class Check>
 std::uint64_t crash_at_every_operation(io::memory_file_system& memory, const io::memory_file_system_state& initial,
                                        io::fault_injecting_file_system& faulty, std::uint64_t seed,
-                                       std::size_t max_torn_bytes, Workload&& workload, Check&& check) {
+                                       std::size_t max_torn_bytes, Workload&& workload, Check&& check,
+                                       std::uint64_t sample = 1) {
   const std::uint64_t operations = faulty.operation_count();
   const auto history = faulty.operation_history();
   std::mt19937_64 random(seed);
+  std::mt19937_64 sampler(seed ^ 0x53A3'B1E5ull);
   std::uint64_t images = 0;
   for (std::uint64_t n = 1; n <= operations + 1; ++n) {
+    if (sample > 1 && n <= operations && sampler() % sample != 0) continue;
     memory.restore(initial);
     faulty.reset();
     faulty.set_crash_after_fault(true);

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
 #include <utility>
 
 #include "agentctx/core/error.hpp"
@@ -11,15 +12,23 @@
 
 namespace test_support {
 
+/// The description of `r`'s error, or nothing when it holds a value. The
+/// message of a REQUIRE_MESSAGE is built for passing checks too when doctest
+/// reports successes (-s), so it must not read an error that is not there.
+template <class R>
+std::string error_text(const R& r) {
+  return r.has_value() ? std::string() : r.error().describe();
+}
+
 /// The value of `r`; fails the test with the error's description otherwise.
 template <class T>
 T require_value(agentctx::result<T> r) {
-  REQUIRE_MESSAGE(r.has_value(), r.error().describe());
+  REQUIRE_MESSAGE(r.has_value(), error_text(r));
   return std::move(*r);
 }
 
 /// Fails the test with the error's description unless `r` succeeded.
-inline void require_ok(const agentctx::result<void>& r) { REQUIRE_MESSAGE(r.has_value(), r.error().describe()); }
+inline void require_ok(const agentctx::result<void>& r) { REQUIRE_MESSAGE(r.has_value(), error_text(r)); }
 
 /// The error of `r`; fails the test if `r` holds a value.
 template <class T>

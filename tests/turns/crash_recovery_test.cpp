@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <string>
 
 #include "support/crash_images.hpp"
 #include "turns/turn_test_support.hpp"
@@ -198,10 +199,13 @@ TEST_CASE("turn store: crash at every operation of a workload; every image recov
   MESSAGE("workload: " << full.turns.size() << " acknowledged appends, " << full.heads.size() << " contexts, "
                        << faulty.operation_count() << " mutating operations");
 
+  // Under AddressSanitizer the workload runs about 8 times slower: a
+  // random quarter of its crash points there (the other build checks all).
+  const std::uint64_t sample = crash_support::sanitized_build ? 4 : 1;
   const std::uint64_t images =
-      crash_support::crash_at_every_operation(memory, initial, faulty, 11, 160, run_workload, check_against);
-  MESSAGE("crash images checked: " << images);
-  CHECK(images >= 10'000);
+      crash_support::crash_at_every_operation(memory, initial, faulty, 11, 160, run_workload, check_against, sample);
+  MESSAGE("crash images checked: " << images << std::string(sample > 1 ? " (a sample: a sanitizer build)" : ""));
+  CHECK(images >= (sample == 1 ? 10'000 : 2'000));
 }
 
 }  // namespace turns_crash_recovery_test

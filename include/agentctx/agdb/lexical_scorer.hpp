@@ -43,13 +43,18 @@ struct bm25_parameters {
 
 namespace detail {
 
+/// A word byte (see the file comment): an ASCII letter or digit, or a byte >= 0x80.
+inline bool is_word_byte(char c) noexcept {
+  const auto u = static_cast<unsigned char>(c);
+  return (u >= '0' && u <= '9') || ((u | 0x20) >= 'a' && (u | 0x20) <= 'z') || u >= 0x80;
+}
+
 /// Bit i set when byte i of the 64 at `p` is a word byte (see the file
 /// comment), byte by byte; word_byte_mask is the same, 16 bytes at a time.
 inline std::uint64_t word_byte_mask_scalar(const char* p) noexcept {
   std::uint64_t mask = 0;
   for (unsigned i = 0; i < 64; ++i) {
-    const auto c = static_cast<unsigned char>(p[i]);
-    const bool word = (c >= '0' && c <= '9') || ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') || c >= 0x80;
+    const bool word = is_word_byte(p[i]);
     mask |= static_cast<std::uint64_t>(word) << i;
   }
   return mask;
@@ -92,11 +97,6 @@ inline std::uint64_t byte_match_mask(const char* p, char c, bool fold) noexcept 
   for (unsigned i = 0; i < 64; ++i) mask |= static_cast<std::uint64_t>((p[i] | case_bit) == c) << i;
   return mask;
 #endif
-}
-
-inline bool is_word_byte(char c) noexcept {
-  const auto u = static_cast<unsigned char>(c);
-  return (u >= '0' && u <= '9') || ((u | 0x20) >= 'a' && (u | 0x20) <= 'z') || u >= 0x80;
 }
 
 }  // namespace detail

@@ -12,6 +12,7 @@
 
 #include "agentctx/agdb/command_embedder.hpp"
 #include "io/io_test_support.hpp"
+#include "support/result_checks.hpp"
 
 namespace agdb_command_embedder_test {
 
@@ -43,7 +44,7 @@ std::vector<float> expected_vector(std::string_view text, std::uint32_t dim) {
 std::vector<float> embed_or_fail(command_embedder& embedder, const std::vector<std::string_view>& texts) {
   std::vector<float> out(texts.size() * embedder.profile().dim, -1.0f);
   auto done = embedder.embed(texts, out);
-  REQUIRE_MESSAGE(done.has_value(), done.error().describe());
+  REQUIRE_MESSAGE(done.has_value(), test_support::error_text(done));
   return out;
 }
 
@@ -142,7 +143,7 @@ TEST_CASE("command_embedder: protocol violations are one-line io_errors naming t
       std::vector<float> again(4);
       const std::vector<std::string_view> good = {"good"};
       auto retried = embedder.embed(good, again);
-      REQUIRE_MESSAGE(retried.has_value(), retried.error().describe());
+      REQUIRE_MESSAGE(retried.has_value(), test_support::error_text(retried));
       CHECK(again == expected_vector("good", 4));
     }
   }

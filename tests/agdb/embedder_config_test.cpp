@@ -8,6 +8,7 @@
 
 #include "agentctx/agdb/embedder_config.hpp"
 #include "io/io_test_support.hpp"
+#include "support/result_checks.hpp"
 
 namespace agdb_embedder_config_test {
 
@@ -38,7 +39,7 @@ TEST_CASE("embedder_config: the hash configuration builds the hash embedder") {
 
   memory_file_system fs;
   auto made = make_embedder(config, fs);
-  REQUIRE_MESSAGE(made.has_value(), made.error().describe());
+  REQUIRE_MESSAGE(made.has_value(), test_support::error_text(made));
   CHECK((*made)->profile() == hash_embedding_profile(16));
   const std::vector<std::string_view> texts = {"hello world", "x y z"};
   std::vector<float> out(2 * 16);
@@ -51,7 +52,7 @@ TEST_CASE("embedder_config: the hash configuration builds the hash embedder") {
 TEST_CASE("embedder_config: the command configuration builds a command embedder with the declared profile") {
   memory_file_system fs;
   auto made = make_embedder(command_config(3), fs);
-  REQUIRE_MESSAGE(made.has_value(), made.error().describe());
+  REQUIRE_MESSAGE(made.has_value(), test_support::error_text(made));
   CHECK((*made)->profile() == embedding_profile{"command", "byte-sum", std::nullopt, 3, "l2"});
   const std::vector<std::string_view> texts = {"abcd"};
   std::vector<float> out(3);
@@ -64,7 +65,7 @@ TEST_CASE("embedder_config: a cache directory wraps the embedder in a caching_em
   embedder_config config = command_config(3);
   config.cache_directory = "/embeddings";
   auto made = make_embedder(config, fs);
-  REQUIRE_MESSAGE(made.has_value(), made.error().describe());
+  REQUIRE_MESSAGE(made.has_value(), test_support::error_text(made));
   auto* cached = dynamic_cast<caching_embedder*>(made->get());
   REQUIRE(cached != nullptr);
   CHECK(cached->profile() == config.profile);

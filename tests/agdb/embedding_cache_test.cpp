@@ -22,6 +22,7 @@
 #include "agentctx/agdb/hash_embedder.hpp"
 #include "agentctx/core/endian.hpp"
 #include "io/io_test_support.hpp"
+#include "support/result_checks.hpp"
 
 namespace agdb_embedding_cache_test {
 
@@ -40,7 +41,7 @@ const embedding_profile profile{"test", "model", std::nullopt, dim, "none"};
 
 embedding_cache open_or_fail(agentctx::io::file_system& fs, const embedding_profile& p = profile) {
   auto cache = embedding_cache::open(fs, directory, p);
-  REQUIRE_MESSAGE(cache.has_value(), cache.error().describe());
+  REQUIRE_MESSAGE(cache.has_value(), test_support::error_text(cache));
   return std::move(*cache);
 }
 
@@ -61,7 +62,7 @@ void insert_or_fail(embedding_cache& cache, const std::vector<std::string>& text
     rows.insert(rows.end(), v.begin(), v.end());
   }
   auto inserted = cache.insert(keys, rows);
-  REQUIRE_MESSAGE(inserted.has_value(), inserted.error().describe());
+  REQUIRE_MESSAGE(inserted.has_value(), test_support::error_text(inserted));
 }
 
 // Every text is cached with its vector.
@@ -224,7 +225,7 @@ TEST_CASE("embedding_cache: damaged files") {
       CHECK(cache.error().offset == c.error_offset);
       continue;
     }
-    REQUIRE_MESSAGE(cache.has_value(), cache.error().describe());
+    REQUIRE_MESSAGE(cache.has_value(), test_support::error_text(cache));
     CHECK(cache->size() == c.loaded);
     check_cached(*cache, std::vector<std::string>(three.begin(), three.begin() + static_cast<std::ptrdiff_t>(c.loaded)));
 
@@ -329,7 +330,7 @@ TEST_CASE("embedding_cache: a crash at any operation leaves a cache that opens a
       memory.simulate_crash(crash_modes[m]);
 
       auto cache = embedding_cache::open(memory, directory, profile);
-      REQUIRE_MESSAGE(cache.has_value(), cache.error().describe());
+      REQUIRE_MESSAGE(cache.has_value(), test_support::error_text(cache));
       for (std::size_t b = 0; b < completed; ++b) check_cached(*cache, batches[b]);
       // Whatever else survived is intact, and the cache accepts new records.
       for (const std::string text : {"a", "bb", "ccc", "dddd"}) {
@@ -351,7 +352,7 @@ TEST_CASE("embedding_cache: on the real disk") {
   const std::string cache_directory = dir.path() + "/embeddings";
   {
     auto cache = embedding_cache::open(posix, cache_directory, profile);
-    REQUIRE_MESSAGE(cache.has_value(), cache.error().describe());
+    REQUIRE_MESSAGE(cache.has_value(), test_support::error_text(cache));
     insert_or_fail(*cache, three);
   }
   auto reopened = embedding_cache::open(posix, cache_directory, profile);
@@ -404,7 +405,7 @@ TEST_CASE("caching_embedder: embeds only misses, once each, in one batch") {
   auto counting = std::make_unique<counting_embedder>(8);
   counting_embedder* inner = counting.get();
   auto cached = caching_embedder::open(std::move(counting), fs, directory);
-  REQUIRE_MESSAGE(cached.has_value(), cached.error().describe());
+  REQUIRE_MESSAGE(cached.has_value(), test_support::error_text(cached));
   caching_embedder& embedder = **cached;
   CHECK(embedder.profile() == hash_embedding_profile(8));
   hash_embedder reference(8);
@@ -412,7 +413,7 @@ TEST_CASE("caching_embedder: embeds only misses, once each, in one batch") {
   const auto embed_and_check = [&](const std::vector<std::string_view>& texts) {
     std::vector<float> out(texts.size() * 8);
     auto done = embedder.embed(texts, out);
-    REQUIRE_MESSAGE(done.has_value(), done.error().describe());
+    REQUIRE_MESSAGE(done.has_value(), test_support::error_text(done));
     std::vector<float> expected(texts.size() * 8);
     REQUIRE(reference.embed(texts, expected).has_value());
     CHECK(out == expected);

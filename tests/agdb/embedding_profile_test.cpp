@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "agentctx/agdb/embedding_profile.hpp"
+#include "support/result_checks.hpp"
 
 namespace agdb_embedding_profile_test {
 
@@ -64,14 +65,14 @@ TEST_CASE("describe names a profile for error messages") {
 
 TEST_CASE("parse_layer_metadata_profile reads what layer_metadata_json writes") {
   const auto parsed = agdb::parse_layer_metadata_profile(reference_hash_metadata);
-  REQUIRE_MESSAGE(parsed.has_value(), parsed.error().describe());
+  REQUIRE_MESSAGE(parsed.has_value(), test_support::error_text(parsed));
   CHECK(*parsed == hash_128);
 
   for (const agdb::embedding_profile& profile :
        {hash_128, candle_384, agdb::embedding_profile{"x\"y", "caf\xC3\xA9", "r", 1, "l2"}}) {
     CAPTURE(agdb::describe(profile));
     const auto round_trip = agdb::parse_layer_metadata_profile(agdb::layer_metadata_json(profile, "t", "1"));
-    REQUIRE_MESSAGE(round_trip.has_value(), round_trip.error().describe());
+    REQUIRE_MESSAGE(round_trip.has_value(), test_support::error_text(round_trip));
     CHECK(*round_trip == profile);
   }
 }
@@ -80,7 +81,7 @@ TEST_CASE("parse_layer_metadata_profile tolerates what it does not need") {
   // Unknown members anywhere, no "v", absent model and revision, any key order.
   const auto parsed = agdb::parse_layer_metadata_profile(
       R"({"future":[1,{"a":null}],"embedding_profile":{"output_norm":"l2","dim":7,"extra":true,"backend":"hash"}})");
-  REQUIRE_MESSAGE(parsed.has_value(), parsed.error().describe());
+  REQUIRE_MESSAGE(parsed.has_value(), test_support::error_text(parsed));
   CHECK(*parsed == agdb::embedding_profile{"hash", std::nullopt, std::nullopt, 7, "l2"});
 }
 

@@ -19,6 +19,7 @@
 #include "agentctx/agdb/embedding_profile.hpp"
 #include "agentctx/agdb/hash_embedder.hpp"
 #include "agentctx/agdb/layer_reader.hpp"
+#include "support/result_checks.hpp"
 
 namespace agdb_hash_embedder_test {
 
@@ -211,7 +212,7 @@ std::optional<agdb::layer_reader> open_reference_fixture(const std::string& name
     return std::nullopt;
   }
   auto reader = agdb::layer_reader::open(directory + "/" + name);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().describe());
+  REQUIRE_MESSAGE(reader.has_value(), test_support::error_text(reader));
   return std::move(*reader);
 }
 
@@ -221,7 +222,7 @@ TEST_CASE("hash_embed matches the reference's rows in AGENTS.db bit for bit") {
   const auto reader = open_reference_fixture("AGENTS.db");
   if (!reader) return;
   auto contents = agdb::read_layer_contents(*reader);
-  REQUIRE_MESSAGE(contents.has_value(), contents.error().describe());
+  REQUIRE_MESSAGE(contents.has_value(), test_support::error_text(contents));
   const agdb::embedding_matrix& matrix = contents->embeddings;
   REQUIRE(matrix.type == agdb::element_type::f32);
   REQUIRE(matrix.dim == 384u);
@@ -266,7 +267,7 @@ TEST_CASE("the delta fixture's profile is a candle profile the hash embedder doe
   const std::optional<std::string_view> metadata = reader->metadata_json();
   REQUIRE(metadata.has_value());
   const auto profile = agdb::parse_layer_metadata_profile(*metadata);
-  REQUIRE_MESSAGE(profile.has_value(), profile.error().describe());
+  REQUIRE_MESSAGE(profile.has_value(), test_support::error_text(profile));
   CHECK(*profile == agdb::embedding_profile{"candle", "all-minilm-l6-v2", "main", 384, "none"});
   CHECK(agdb::describe(*profile) == "candle:all-minilm-l6-v2@main(dim=384, norm=none)");
   CHECK(*profile != agdb::hash_embedder(384).profile());

@@ -20,6 +20,7 @@
 #include "agentctx/core/endian.hpp"
 #include "agentctx/core/sha256.hpp"
 #include "agentctx/io/memory_file_system.hpp"
+#include "support/result_checks.hpp"
 
 namespace agdb_layer_compiler_test {
 
@@ -62,7 +63,7 @@ std::vector<std::byte> compile_to_bytes(const compile_options& options, compile_
   agentctx::io::memory_file_system fs;
   hash_embedder embedder(64);
   auto compiled = compile_layer(fs, options, embedder, "AGENTS.db");
-  REQUIRE_MESSAGE(compiled.has_value(), compiled.error().describe());
+  REQUIRE_MESSAGE(compiled.has_value(), test_support::error_text(compiled));
   if (summary != nullptr) *summary = *compiled;
   auto bytes = fs.read_whole("AGENTS.db");
   REQUIRE(bytes.has_value());
@@ -72,7 +73,7 @@ std::vector<std::byte> compile_to_bytes(const compile_options& options, compile_
 
 layer_contents read_valid_layer(const std::vector<std::byte>& bytes) {
   auto reader = agentctx::agdb::layer_reader::from_bytes(bytes, "AGENTS.db");
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().describe());
+  REQUIRE_MESSAGE(reader.has_value(), test_support::error_text(reader));
   const auto violations = agentctx::agdb::validate(*reader);
   for (const auto& v : violations) FAIL_CHECK(v.message);
   auto contents = agentctx::agdb::read_layer_contents(*reader);
@@ -210,7 +211,7 @@ TEST_CASE("compile_layer: binary and non-UTF-8 files are skipped and reported") 
                                [&](std::size_t done, std::size_t total, std::uint64_t bytes) {
                                  progress.emplace_back(done, total, bytes);
                                });
-  REQUIRE_MESSAGE(summary.has_value(), summary.error().describe());
+  REQUIRE_MESSAGE(summary.has_value(), test_support::error_text(summary));
   CHECK(summary->files == 2);
   CHECK(summary->chunks == 2);
   REQUIRE(summary->skipped.size() == 2);

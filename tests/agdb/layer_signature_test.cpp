@@ -21,6 +21,7 @@
 #include "agentctx/agdb/layer_signature.hpp"
 #include "agentctx/core/sha256.hpp"
 #include "io/io_test_support.hpp"
+#include "support/result_checks.hpp"
 
 namespace agdb_layer_signature_test {
 
@@ -76,13 +77,13 @@ std::array<std::uint8_t, 32> seed_of_hex(std::string_view hex) {
 
 ed25519_private_key rfc_key() {
   auto key = ed25519_private_key::from_seed(seed_of_hex(rfc_seed_hex));
-  REQUIRE_MESSAGE(key.has_value(), key.error().describe());
+  REQUIRE_MESSAGE(key.has_value(), test_support::error_text(key));
   return std::move(*key);
 }
 
 ed25519_private_key new_key() {
   auto key = ed25519_private_key::generate();
-  REQUIRE_MESSAGE(key.has_value(), key.error().describe());
+  REQUIRE_MESSAGE(key.has_value(), test_support::error_text(key));
   return std::move(*key);
 }
 
@@ -92,7 +93,7 @@ std::string hex_of(std::span<const std::byte> bytes) {
 
 layer_signature sign_or_fail(std::span<const std::byte> layer, const ed25519_private_key& key) {
   auto signature = sign_layer_bytes(layer, key);
-  REQUIRE_MESSAGE(signature.has_value(), signature.error().describe());
+  REQUIRE_MESSAGE(signature.has_value(), test_support::error_text(signature));
   return *signature;
 }
 
@@ -137,10 +138,10 @@ TEST_CASE("layer_signature: the worked example of docs/format/signature.md, byte
   CHECK(format_private_key_file(key) == example_private_key_file);
 
   auto parsed = parse_signature_file(example_signature_file);
-  REQUIRE_MESSAGE(parsed.has_value(), parsed.error().describe());
+  REQUIRE_MESSAGE(parsed.has_value(), test_support::error_text(parsed));
   CHECK(*parsed == signature);
   auto verified = verify_layer_bytes(layer, *parsed, key.public_key());
-  REQUIRE_MESSAGE(verified.has_value(), verified.error().describe());
+  REQUIRE_MESSAGE(verified.has_value(), test_support::error_text(verified));
   CHECK(verified->key_id == example_key_id);
   CHECK(verified->layer_size == 4);
   CHECK(verified->layer_sha256 == agentctx::sha256("AGDB"));
@@ -159,11 +160,11 @@ TEST_CASE("layer_signature: generated keys are distinct and survive their files"
   CHECK(key_id_of(first.public_key()).size() == 16);
 
   auto reread = parse_private_key_file(format_private_key_file(first), "k");
-  REQUIRE_MESSAGE(reread.has_value(), reread.error().describe());
+  REQUIRE_MESSAGE(reread.has_value(), test_support::error_text(reread));
   CHECK(reread->public_key() == first.public_key());
   CHECK(std::equal(reread->seed().begin(), reread->seed().end(), first.seed().begin()));
   auto reread_public = parse_public_key_file(format_public_key_file(first.public_key()), "k.pub");
-  REQUIRE_MESSAGE(reread_public.has_value(), reread_public.error().describe());
+  REQUIRE_MESSAGE(reread_public.has_value(), test_support::error_text(reread_public));
   CHECK(*reread_public == first.public_key());
 
   // A key re-read from its file signs exactly as the original (Ed25519 is deterministic).
@@ -183,7 +184,7 @@ TEST_CASE("layer_signature: a signed layer verifies; every kind of tampering is 
   const std::vector<std::byte> layer = valid_layer();
   const layer_signature signature = sign_or_fail(layer, key);
   auto verified = verify_layer_bytes(layer, signature, key.public_key(), "AGENTS.db");
-  REQUIRE_MESSAGE(verified.has_value(), verified.error().describe());
+  REQUIRE_MESSAGE(verified.has_value(), test_support::error_text(verified));
   CHECK(verified->layer_size == layer.size());
 
   std::vector<std::byte> other_layer = layer;
@@ -494,7 +495,7 @@ TEST_CASE("layer_signature: formatting and parsing round trip byte for byte") {
     s.signature.fill(static_cast<std::uint8_t>(size & 0xFF));
     const std::string text = format_signature_file(s);
     auto parsed = parse_signature_file(text);
-    REQUIRE_MESSAGE(parsed.has_value(), parsed.error().describe());
+    REQUIRE_MESSAGE(parsed.has_value(), test_support::error_text(parsed));
     CHECK(*parsed == s);
     CHECK(format_signature_file(*parsed) == text);
   }
@@ -507,12 +508,12 @@ TEST_CASE("layer_signature: sign_layer_file signs a valid layer and refuses a da
   put(fs, "/AGENTS.db", layer);
 
   auto signature = sign_layer_file(fs, "/AGENTS.db", key);
-  REQUIRE_MESSAGE(signature.has_value(), signature.error().describe());
+  REQUIRE_MESSAGE(signature.has_value(), test_support::error_text(signature));
   CHECK(*signature == sign_or_fail(layer, key));
   REQUIRE(write_signature_file(fs, "/AGENTS.db.sig", *signature).has_value());
   CHECK(io_test::whole(fs, "/AGENTS.db.sig") == format_signature_file(*signature));
   auto reread = read_signature_file(fs, "/AGENTS.db.sig");
-  REQUIRE_MESSAGE(reread.has_value(), reread.error().describe());
+  REQUIRE_MESSAGE(reread.has_value(), test_support::error_text(reread));
   CHECK(*reread == *signature);
 
   SUBCASE("a layer that violates a rule of the format is refused with the violation") {
@@ -558,7 +559,7 @@ TEST_CASE("layer_signature: verify_layer_file reads the three files and names th
   REQUIRE(write_key_pair(fs, "/k", "/k.pub", key, key_overwrite::refuse).has_value());
 
   auto verified = verify_layer_file(fs, "/AGENTS.db", "/AGENTS.db.sig", "/k.pub");
-  REQUIRE_MESSAGE(verified.has_value(), verified.error().describe());
+  REQUIRE_MESSAGE(verified.has_value(), test_support::error_text(verified));
   CHECK(verified->key_id == key_id_of(key.public_key()));
   CHECK(verified->layer_sha256 == agentctx::sha256(layer));
 
@@ -596,10 +597,10 @@ TEST_CASE("layer_signature: write_key_pair never overwrites unless asked, and re
   CHECK(io_test::whole(fs, "/k") == format_private_key_file(key));
   CHECK(io_test::whole(fs, "/k.pub") == format_public_key_file(key.public_key()));
   auto read_back = read_private_key_file(fs, "/k");
-  REQUIRE_MESSAGE(read_back.has_value(), read_back.error().describe());
+  REQUIRE_MESSAGE(read_back.has_value(), test_support::error_text(read_back));
   CHECK(read_back->public_key() == key.public_key());
   auto read_public = read_public_key_file(fs, "/k.pub");
-  REQUIRE_MESSAGE(read_public.has_value(), read_public.error().describe());
+  REQUIRE_MESSAGE(read_public.has_value(), test_support::error_text(read_public));
   CHECK(*read_public == key.public_key());
 
   SUBCASE("an existing private key file is kept, and no public key file is written") {
@@ -673,7 +674,7 @@ TEST_CASE("layer_signature: on the real disk the private key file is created wit
   const mode_t previous = ::umask(0);
   const auto written = write_key_pair(posix, private_path, public_path, key, key_overwrite::refuse);
   const mode_t during = ::umask(previous);
-  REQUIRE_MESSAGE(written.has_value(), written.error().describe());
+  REQUIRE_MESSAGE(written.has_value(), test_support::error_text(written));
   CHECK(during == 0);
   CHECK(mode_of(private_path) == 0600);
   CHECK(mode_of(public_path) == 0666);
@@ -683,7 +684,7 @@ TEST_CASE("layer_signature: on the real disk the private key file is created wit
   REQUIRE(write_key_pair(posix, private_path, public_path, key, key_overwrite::replace).has_value());
   CHECK(mode_of(private_path) == 0600);
   auto read_back = read_private_key_file(posix, private_path);
-  REQUIRE_MESSAGE(read_back.has_value(), read_back.error().describe());
+  REQUIRE_MESSAGE(read_back.has_value(), test_support::error_text(read_back));
   CHECK(read_back->public_key() == key.public_key());
 }
 

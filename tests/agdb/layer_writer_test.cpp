@@ -23,6 +23,7 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "io/io_test_support.hpp"
+#include "support/result_checks.hpp"
 
 namespace agdb_layer_writer_test {
 
@@ -82,31 +83,31 @@ agdb::layer_contents make_layer(layer_shape shape) {
 
 std::vector<std::byte> encode(const agdb::layer_contents& layer) {
   auto bytes = agdb::encode_layer(layer);
-  REQUIRE_MESSAGE(bytes.has_value(), bytes.error().describe());
+  REQUIRE_MESSAGE(bytes.has_value(), test_support::error_text(bytes));
   return std::move(*bytes);
 }
 
 // Decodes `bytes`, checking first that the validator finds nothing wrong.
 agdb::layer_contents decode(std::span<const std::byte> bytes) {
   auto reader = agdb::layer_reader::from_bytes(bytes, "encoded");
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().describe());
+  REQUIRE_MESSAGE(reader.has_value(), test_support::error_text(reader));
   for (const agdb::violation& v : agdb::validate(*reader)) {
     FAIL_CHECK("violation at byte " << v.offset << ": " << v.message);
   }
   auto contents = agdb::read_layer_contents(*reader);
-  REQUIRE_MESSAGE(contents.has_value(), contents.error().describe());
+  REQUIRE_MESSAGE(contents.has_value(), test_support::error_text(contents));
   return std::move(*contents);
 }
 
 std::vector<std::byte> file_bytes(const io::memory_file_system& fs, const std::string& path) {
   auto bytes = fs.read_whole(path);
-  REQUIRE_MESSAGE(bytes.has_value(), bytes.error().describe());
+  REQUIRE_MESSAGE(bytes.has_value(), test_support::error_text(bytes));
   return std::move(*bytes);
 }
 
 std::vector<std::string> directory_entries(io::memory_file_system& fs, const std::string& dir) {
   auto entries = fs.list_dir(dir);
-  REQUIRE_MESSAGE(entries.has_value(), entries.error().describe());
+  REQUIRE_MESSAGE(entries.has_value(), test_support::error_text(entries));
   return std::move(*entries);
 }
 
@@ -147,7 +148,7 @@ TEST_CASE("encode_layer round-trips every field through the reader") {
     const std::vector<std::byte> bytes = encode(layer);
 
     auto reader = agdb::layer_reader::from_bytes(bytes, "encoded");
-    REQUIRE_MESSAGE(reader.has_value(), reader.error().describe());
+    REQUIRE_MESSAGE(reader.has_value(), test_support::error_text(reader));
     const agdb::file_header& header = reader->header();
     CHECK(header.magic == agdb::magic);
     CHECK(header.version_major == 1);
@@ -497,11 +498,11 @@ TEST_CASE("re-encoding the reference fixtures reproduces them byte for byte") {
     }
     io::posix_file_system& fs = io::default_file_system();
     auto reader = agdb::layer_reader::open(fs, path);
-    REQUIRE_MESSAGE(reader.has_value(), reader.error().describe());
+    REQUIRE_MESSAGE(reader.has_value(), test_support::error_text(reader));
     auto contents = agdb::read_layer_contents(*reader);
-    REQUIRE_MESSAGE(contents.has_value(), contents.error().describe());
+    REQUIRE_MESSAGE(contents.has_value(), test_support::error_text(contents));
     auto bytes = agdb::encode_layer(*contents);
-    REQUIRE_MESSAGE(bytes.has_value(), bytes.error().describe());
+    REQUIRE_MESSAGE(bytes.has_value(), test_support::error_text(bytes));
     const std::span<const std::byte> original = reader->bytes();
     REQUIRE(bytes->size() == original.size());
     CHECK(std::equal(bytes->begin(), bytes->end(), original.begin()));
@@ -516,7 +517,7 @@ TEST_CASE("write_layer writes through the memory file system and replaces an exi
   CHECK(file_bytes(fs, "layers/AGENTS.db") == encode(first));
   {
     auto reader = agdb::layer_reader::open(fs, "layers/AGENTS.db");
-    REQUIRE_MESSAGE(reader.has_value(), reader.error().describe());
+    REQUIRE_MESSAGE(reader.has_value(), test_support::error_text(reader));
     auto contents = agdb::read_layer_contents(*reader);
     REQUIRE(contents.has_value());
     CHECK(*contents == first);
@@ -537,7 +538,7 @@ TEST_CASE("write_layer writes a file on disk that the reader opens") {
   const agdb::layer_contents layer = make_layer({agdb::element_type::i8, true, true});
   REQUIRE(agdb::write_layer(io::default_file_system(), path, layer).has_value());
   auto reader = agdb::layer_reader::open(path);
-  REQUIRE_MESSAGE(reader.has_value(), reader.error().describe());
+  REQUIRE_MESSAGE(reader.has_value(), test_support::error_text(reader));
   auto contents = agdb::read_layer_contents(*reader);
   REQUIRE(contents.has_value());
   CHECK(*contents == layer);

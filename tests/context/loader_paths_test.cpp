@@ -11,6 +11,7 @@
 #include "agentctx/io/confined_file_system.hpp"
 #include "io/io_test_support.hpp"
 #include "support/disk_files.hpp"
+#include "support/result_checks.hpp"
 
 namespace context_loader_paths_test {
 
@@ -39,7 +40,7 @@ TEST_CASE("the loader on disk: times are real, symlinks are refused, the canary 
   REQUIRE(confined.has_value());
   context::loader loader(**confined, {});
   auto ok = loader.read_context("iguana");
-  REQUIRE_MESSAGE(ok.has_value(), ok.error().describe());
+  REQUIRE_MESSAGE(ok.has_value(), test_support::error_text(ok));
   REQUIRE(ok->taste.last_modified_ms.has_value());
   CHECK(*ok->taste.last_modified_ms > 1'700'000'000'000);
   for (const char* item : {"evil", "linked", "loop"}) {

@@ -51,7 +51,7 @@ struct sandbox : test_support::canary_sandbox {
 
   std::unique_ptr<confined_file_system> open_repo() const {
     auto opened = confined_file_system::open(repo.string());
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().describe());
+    REQUIRE_MESSAGE(opened.has_value(), test_support::error_text(opened));
     return std::move(*opened);
   }
 };

@@ -18,6 +18,7 @@
 #include "agentctx/io/fault_injecting_file_system.hpp"
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/io/posix_file_system.hpp"
+#include "support/result_checks.hpp"
 
 namespace io_test {
 
@@ -33,21 +34,21 @@ inline std::string text_of(std::span<const std::byte> bytes) {
 /// The current contents of `path` as text, read through map().
 inline std::string read_text(agentctx::io::file_system& fs, const std::string& path) {
   auto mapped = fs.map(path);
-  REQUIRE_MESSAGE(mapped.has_value(), mapped.error().describe());
+  REQUIRE_MESSAGE(mapped.has_value(), test_support::error_text(mapped));
   return text_of(mapped->bytes());
 }
 
 /// The current contents of `path` in a memory file system, as text.
 inline std::string whole(agentctx::io::memory_file_system& fs, const std::string& path) {
   auto bytes = fs.read_whole(path);
-  REQUIRE_MESSAGE(bytes.has_value(), bytes.error().describe());
+  REQUIRE_MESSAGE(bytes.has_value(), test_support::error_text(bytes));
   return text_of(*bytes);
 }
 
 /// Creates or truncates `path` and writes `text` (nothing is synced).
 inline void write_text(agentctx::io::file_system& fs, const std::string& path, std::string_view text) {
   auto handle = fs.open(path, agentctx::io::create_truncate);
-  REQUIRE_MESSAGE(handle.has_value(), handle.error().describe());
+  REQUIRE_MESSAGE(handle.has_value(), test_support::error_text(handle));
   REQUIRE((*handle)->append(bytes_of(text)).has_value());
   REQUIRE((*handle)->close().has_value());
 }
@@ -158,7 +159,7 @@ struct confined_fixture {
   confined_fixture() { REQUIRE(fs.create_dir(base).has_value()); }
   static std::unique_ptr<agentctx::io::confined_file_system> open_root(const std::string& root) {
     auto opened = agentctx::io::confined_file_system::open(std::filesystem::canonical(root).string());
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().describe());
+    REQUIRE_MESSAGE(opened.has_value(), test_support::error_text(opened));
     return std::move(*opened);
   }
   temporary_directory directory;

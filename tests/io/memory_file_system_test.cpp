@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "io/io_test_support.hpp"
+#include "support/result_checks.hpp"
 
 namespace io_memory_file_system_test {
 
@@ -20,7 +21,7 @@ namespace {
 
 std::unique_ptr<file> open_or_fail(file_system& fs, const std::string& path, open_options options) {
   auto handle = fs.open(path, options);
-  REQUIRE_MESSAGE(handle.has_value(), handle.error().describe());
+  REQUIRE_MESSAGE(handle.has_value(), test_support::error_text(handle));
   return std::move(*handle);
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agentctx/io/subprocess.hpp"
+#include "support/result_checks.hpp"
 
 namespace io_subprocess_test {
 
@@ -22,7 +23,7 @@ namespace {
 
 child_process spawn_or_fail(std::vector<std::string> argv, spawn_options options = {}) {
   auto child = child_process::spawn(std::move(argv), std::move(options));
-  REQUIRE_MESSAGE(child.has_value(), child.error().describe());
+  REQUIRE_MESSAGE(child.has_value(), test_support::error_text(child));
   return std::move(*child);
 }
 

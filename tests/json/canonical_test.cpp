@@ -5,6 +5,7 @@
 #include "agentctx/json/canonical.hpp"
 
 #include "support/random.hpp"
+#include "support/result_checks.hpp"
 
 #include <doctest/doctest.h>
 
@@ -29,7 +30,7 @@ std::string es(double number) {
 
 std::string canonical(std::string_view text, canonical_form form = canonical_form::relay) {
   auto out = json::canonicalize(text, form);
-  REQUIRE_MESSAGE(out.has_value(), out.error().describe());
+  REQUIRE_MESSAGE(out.has_value(), test_support::error_text(out));
   return *out;
 }
 

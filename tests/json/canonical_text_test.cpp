@@ -18,6 +18,7 @@
 
 #include "agentctx/core/utf8.hpp"
 #include "agentctx/json/detail/canonical_text.hpp"
+#include "support/result_checks.hpp"
 
 namespace json_canonical_text_test {
 
@@ -31,12 +32,12 @@ namespace {
 // canonicalize(text) in `form`, checked against serialize(parse(text)).
 std::string both_paths(canonicalizer& c, const std::string& text, canonical_form form) {
   auto tree = c.parse(text);
-  REQUIRE_MESSAGE(tree.has_value(), tree.error().describe());
+  REQUIRE_MESSAGE(tree.has_value(), test_support::error_text(tree));
   auto serialized = c.serialize(*tree, form);
-  REQUIRE_MESSAGE(serialized.has_value(), serialized.error().describe());
+  REQUIRE_MESSAGE(serialized.has_value(), test_support::error_text(serialized));
   const std::string expected(*serialized);
   auto direct = c.canonicalize(text, form);
-  REQUIRE_MESSAGE(direct.has_value(), direct.error().describe());
+  REQUIRE_MESSAGE(direct.has_value(), test_support::error_text(direct));
   CHECK(*direct == expected);
   return std::string(*direct);
 }
@@ -196,7 +197,7 @@ TEST_CASE("numbers: their own digits when 15 or fewer, the shortest round trip o
       CHECK(out.error().message.find("beyond the range") != std::string::npos);
       continue;
     }
-    REQUIRE_MESSAGE(out.has_value(), out.error().describe());
+    REQUIRE_MESSAGE(out.has_value(), test_support::error_text(out));
     CHECK(*out == std::string("[") + s.canonical + "]");
     both_paths(c, text, canonical_form::relay);
   }
@@ -209,7 +210,7 @@ TEST_CASE("numbers: their own digits when 15 or fewer, the shortest round trip o
   CHECK(too_large.error().message.find("beyond the range") != std::string::npos);
   const std::string tiny = "[1" + std::string(1'000'001, '0') + "e-1001100]";
   auto too_small = c.canonicalize(tiny);
-  REQUIRE_MESSAGE(too_small.has_value(), too_small.error().describe());
+  REQUIRE_MESSAGE(too_small.has_value(), test_support::error_text(too_small));
   CHECK(*too_small == "[0]");
   // Every short decimal agrees with the tree path, which goes through
   // simdjson's number parser and the shortest-digits search.

@@ -19,6 +19,7 @@
 #include "agentctx/memory/agent_memory.hpp"
 #include "io/io_test_support.hpp"
 #include "support/disk_files.hpp"
+#include "support/result_checks.hpp"
 
 namespace memory_agent_memory_paths_test {
 
@@ -42,7 +43,7 @@ struct sandbox : test_support::canary_sandbox {
 
   std::unique_ptr<agentctx::io::confined_file_system> open_repo() const {
     auto opened = memory::open_repository(repo.string());
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().json());
+    REQUIRE_MESSAGE(opened.has_value(), (opened ? std::string() : opened.error().json()));
     return std::move(*opened);
   }
 };
@@ -244,7 +245,7 @@ TEST_CASE("several processes appending to one log at once lose nothing and keep 
   }
   const std::string log = read_file(box.repo / ".github/agent-memory/aristotle/logs/2025-01-20.md");
   auto parsed = memory::parse_sections(log);
-  REQUIRE_MESSAGE(parsed.has_value(), parsed.error().describe());
+  REQUIRE_MESSAGE(parsed.has_value(), test_support::error_text(parsed));
   for (int w = 0; w < writers; ++w) {
     std::size_t decisions = 0, actions = 0;
     for (int i = 0; i < entries; ++i) {

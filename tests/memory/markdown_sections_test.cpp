@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "agentctx/memory/markdown_sections.hpp"
+#include "support/result_checks.hpp"
 
 namespace memory_markdown_sections_test {
 
@@ -14,7 +15,7 @@ using namespace agentctx::memory;
 
 TEST_CASE("the default schema v1 parses into its six sections and prints back byte for byte") {
   auto parsed = parse_schema(default_schema_v1);
-  REQUIRE_MESSAGE(parsed.has_value(), parsed.error().describe());
+  REQUIRE_MESSAGE(parsed.has_value(), test_support::error_text(parsed));
   CHECK(parsed->version == 1);
   std::vector<std::string> names;
   for (const section& s : parsed->document.sections) names.push_back(s.name);

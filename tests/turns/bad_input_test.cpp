@@ -279,7 +279,7 @@ TEST_CASE("turn store: damaged files (table)") {
       CHECK_FALSE(opened.error().describe().empty());
       continue;
     }
-    REQUIRE_MESSAGE(opened.has_value(), opened.error().describe());
+    REQUIRE_MESSAGE(opened.has_value(), test_support::error_text(opened));
     auto& store = *opened;
     c.check_report(store->recovery());
     CHECK(store->last_turn() == c.turns_after);

@@ -49,7 +49,7 @@ int set_archived(const project_options& o, bool archived) {
 int run_archive(const project_options& o) { return set_archived(o, true); }
 int run_unarchive(const project_options& o) { return set_archived(o, false); }
 
-int run_list(const project_options& o) {
+int run_list_projects(const project_options& o) {
   return with_reader(o, [&](const relay::store& s) {
     const auto projects = s.projects();
     if (o.json) {
@@ -124,7 +124,7 @@ void register_project(CLI::App& app, command_table& table) {
   add_project_command(*project, table, "archive", "Archive a project: writes to it are refused", run_archive, true);
   add_project_command(*project, table, "unarchive", "Restore an archived project", run_unarchive, true);
   add_project_command(*project, table, "show", "Show a project and what it holds", run_show, false);
-  auto [list, list_opts] = add_command(*project, table, "list", "List every project", run_list);
+  auto [list, list_opts] = add_command(*project, table, "list", "List every project", run_list_projects);
   add_common_options(*list, *list_opts);
 }
 

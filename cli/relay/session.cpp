@@ -44,7 +44,7 @@ int run_end(const session_options& o) {
   });
 }
 
-int run_list(const session_options& o) {
+int run_list_sessions(const session_options& o) {
   return with_reader(o, [&](const relay::store& s) {
     if (!o.project.empty()) {
       if (auto p = existing_project(s, o.project); !p) return report_error(o, p.error());
@@ -80,7 +80,7 @@ void register_session(CLI::App& app, command_table& table) {
   end->add_option("ID", end_opts->session, "The session id")->required();
   add_writer_options(*end, *end_opts);
   auto [list, list_opts] = add_command(*session, table, "list", "List sessions (of one project with --project)",
-                                       run_list);
+                                       run_list_sessions);
   list->add_option("--project", list_opts->project, "Only this project's sessions");
   add_common_options(*list, *list_opts);
 }

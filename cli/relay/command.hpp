@@ -43,7 +43,7 @@ inline constexpr std::string_view program_name = "relay";
 
 /// The exit-code lines of the --help footers of relay and relay-deposit.
 inline constexpr std::string_view exit_codes_help =
-    "Exit codes: 0 success; 1 not found (package_not_found, project_not_found), a damaged store, or verify\n"
+    "Exit codes: 0 success; 1 not found (package_not_found, project_not_found, session_not_found), a damaged store, or verify\n"
     "found quarantined packages; 2 usage error, I/O error, no store, store locked; 3 invalid_schema;\n"
     "4 invalid_transition; 5 duplicate_package_id; 6 project_archived.";
 
@@ -124,7 +124,9 @@ inline failure_kind classify(const agentctx::error& e) {
   if (p.code == "invalid_transition") exit_code = exit_invalid_transition;
   if (p.code == "duplicate_package_id") exit_code = exit_duplicate;
   if (p.code == "project_archived") exit_code = exit_archived;
-  if (p.code == "package_not_found" || p.code == "project_not_found") exit_code = exit_failure;
+  if (p.code == "package_not_found" || p.code == "project_not_found" || p.code == "session_not_found") {
+    exit_code = exit_failure;
+  }
   return {p.code, p.http_status, exit_code};
 }
 

@@ -291,6 +291,27 @@ TEST_CASE("relay assert, facts, history and invalidate keep the facts' timeline"
   CHECK(f.run({"invalidate", "--project", "proj_demo", "--subject", "dashboard", "--predicate", "status"}).out ==
         "invalidated 0 facts\n");
   CHECK(array_of(f.json(parser, {"facts", "--project", "proj_demo"}), "facts").size() == 1);
+  // The invalidated key's next fact may not start while the ended one held.
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "dashboard", "--predicate", "status",
+                       "--value", "back", "--valid-from", "2020-01-01T00:00:00Z"}),
+                exit_invalid_schema, "of the key's last fact");
+
+  // A fact that starts in the future, invalidated, ends where it starts; the
+  // project's export imports into another store.
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "launch", "--predicate", "date",
+                             "--value", "planned", "--valid-from", "2099-01-01T00:00:00Z"}));
+  check_clean_success(f.run({"invalidate", "--project", "proj_demo", "--subject", "launch", "--predicate", "date"}));
+  auto launch = f.json(parser, {"history", "--project", "proj_demo", "--subject", "launch", "--predicate", "date"});
+  REQUIRE(array_of(launch, "facts").size() == 1);
+  CHECK(text_of(array_of(launch, "facts").at(0).value(), "valid_to") == "2099-01-01T00:00:00Z");
+  const std::string backup = f.dir.path() + "/facts.ndjson";
+  check_clean_success(f.run({"export", "--project", "proj_demo", "-o", backup}));
+  relay_fixture restored;
+  check_clean_success(restored.run({"import", backup}));
+  CHECK(array_of(restored.json(parser, {"history", "--project", "proj_demo", "--subject", "launch", "--predicate",
+                                        "date"}),
+                 "facts")
+            .size() == 1);
 
   // Refused input.
   check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
@@ -648,6 +669,7 @@ TEST_CASE("relay project and session commands") {
   CHECK(contains(ended.out, "  ended "));
   check_failure(f.run({"session", "end", session_id}), exit_invalid_schema, "already ended");
   check_failure(f.run({"session", "end", "sess_nowhere"}), exit_not_found, "does not exist");
+  check_json_failure(f.run({"session", "end", "sess_nowhere", "--json"}), exit_not_found, "session_not_found", 404);
   check_failure(f.run({"session", "start", "--project", "proj_demo", "--actor", "x", "--actor-type", "robot"}),
                 exit_usage, "--actor-type");
   CHECK(f.run({"session", "list", "--project", "proj_two"}).out == "no sessions\n");

@@ -71,6 +71,10 @@ std::vector<bad_input> bad_inputs() {
       rpc("invalid UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xFFing\"}", -32700, "null", "parse error"),
       rpc("nesting deeper than the parser allows", deep, -32700, "null", "parse error"),
       rpc("a lone NUL byte", std::string(1, '\0'), -32700, "null", "parse error"),
+      rpc("a lone surrogate escape", R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"a\udc00"}})", -32700,
+          "null", "parse error"),
+      rpc("a high surrogate escape without its pair", R"({"jsonrpc":"2.0","id":1,"method":"ping","params":{"s":"\ud800x"}})",
+          -32700, "null", "parse error"),
       // ---- JSON, but not a request: -32600 ----
       rpc("a number", "42", -32600, "null", "must be a JSON object"),
       rpc("a string", R"("ping")", -32600, "null", "must be a JSON object"),

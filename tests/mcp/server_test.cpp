@@ -233,6 +233,16 @@ TEST_CASE("oversized lines, parse errors and the log") {
   CHECK(*s.send(R"({"jsonrpc":"2.0","id":4,"method":"ping"})") == R"({"jsonrpc":"2.0","id":4,"result":{}})");
 }
 
+TEST_CASE("an integer beyond 64 bits is read as the nearest double, not refused as a parse error") {
+  mcp_test::session s = make_session();
+  CHECK(*s.send(R"({"jsonrpc":"2.0","id":5,"method":"ping","params":{"x-n":18446744073709551616,"s":"1e400 99999999999999999999"}})") ==
+        R"({"jsonrpc":"2.0","id":5,"result":{}})");
+  CHECK(*s.send(R"({"jsonrpc":"2.0","id":6,"method":"ping","params":{"n":-123456789012345678901234567890}})") ==
+        R"({"jsonrpc":"2.0","id":6,"result":{}})");
+  // A number beyond a double's range is still refused.
+  CHECK(s.send(R"({"jsonrpc":"2.0","id":7,"method":"ping","params":{"n":1e400}})")->find("-32700") != std::string::npos);
+}
+
 TEST_CASE("tool_registry refuses bad names, taken names, missing handlers and non-object schemas") {
   const auto handler = [](simdjson::dom::object) { return mcp::tool_result::failure("x"); };
   mcp::tool_registry tools;

@@ -165,6 +165,23 @@ TEST_CASE("relay_deposit: stored with its hash; the identical package again is i
   CHECK(str(generated["package"]["package_id"]).size() == 36);
 }
 
+TEST_CASE("relay_deposit: an x-* member holding an integer beyond 64 bits is kept as the nearest double, as deposit does") {
+  memory_relay f;
+  auto s = f.relay.session();
+  json::value p = package("pkg_big");
+  p.set("x-n", 18446744073709551616.0);
+  const std::string expected_hash = require_value(relay::content_hash(p));
+  std::string arguments = deposit_arguments(p);
+  const std::size_t at = arguments.find("18446744073709552000");
+  REQUIRE(at != std::string::npos);
+  arguments.replace(at, 20, "18446744073709551616");  // the text a client sends
+  const std::string answer = *s.send(mcp_test::call(90, "relay_deposit", arguments));
+  INFO(answer);
+  CHECK(answer.find(R"("isError":false)") != std::string::npos);
+  CHECK(answer.find(expected_hash) != std::string::npos);
+  CHECK(f.relay.store.find_package("pkg_big").value()->hash == expected_hash);
+}
+
 TEST_CASE("relay_deposit: schema violations are 400 invalid_schema; an archived project is 403") {
   memory_relay f;
   auto s = f.relay.session();
@@ -660,6 +677,7 @@ TEST_CASE("protocol_error_json names the code and HTTP status of every store err
       {errc::archived, "project \"p\" is archived", "project_archived", 403},
       {errc::not_found, "package \"p\" does not exist", "package_not_found", 404},
       {errc::not_found, "project \"p\" does not exist", "project_not_found", 404},
+      {errc::not_found, "session \"s\" does not exist", "session_not_found", 404},
       {errc::already_exists, "package \"p\" already exists", "duplicate_package_id", 409},
       {errc::unsupported, "no search", "not_implemented", 501},
       {errc::locked, "store is locked by pid 7", "store_locked", 503},

@@ -197,6 +197,70 @@ TEST_CASE("assert_fact supersedes atomically; the identical value is a no-op; an
   CHECK(reader.fact_at("proj_demo", "dashboard", "status", at("2026-04-10T00:00:01Z"))->value == "live");
 }
 
+TEST_CASE("invalidating a fact that starts in the future ends it where it starts; export and import keep it") {
+  agentctx::io::memory_file_system fs;
+  std::string fact_id;
+  {
+    auto store = open_store(fs);  // the clock reads 2026-04-18
+    fact_id = require_value(store.assert_fact(assertion("planned", "2099-01-01T00:00:00Z"))).asserted->fact_id;
+    CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status")) == 1);
+    const auto* ended = store.find_fact(fact_id);
+    CHECK(ended->valid_to == std::optional<std::string>("2099-01-01T00:00:00Z"));
+    CHECK(ended->wire.find("valid_to")->as_string() == "2099-01-01T00:00:00Z");
+    // It never held, so it does not stand in the way of a fact from today.
+    CHECK(require_value(store.assert_fact(assertion("live", "2026-05-01T00:00:00Z"))).changed);
+  }
+  auto reader = open_store(fs, true);
+  CHECK(reader.find_fact(fact_id)->valid_to == std::optional<std::string>("2099-01-01T00:00:00Z"));
+  std::string exported;
+  require_ok(relay::export_ndjson(reader, "proj_demo", exported));
+  agentctx::io::memory_file_system other_fs;
+  auto other = open_store(other_fs);
+  require_value(relay::import_ndjson(other, exported));
+  CHECK(other.history("proj_demo", "dashboard", "status").size() == 2);
+  CHECK(other.current_fact("proj_demo", "dashboard", "status")->value == "live");
+}
+
+TEST_CASE("a log whose invalidate record ends a fact before it starts reads it as ended where it starts") {
+  // Written by versions before invalidate_fact clamped its time.
+  agentctx::io::memory_file_system fs;
+  std::string fact_id;
+  {
+    auto store = open_store(fs);
+    fact_id = require_value(store.assert_fact(assertion("planned", "2099-01-01T00:00:00Z"))).asserted->fact_id;
+  }
+  std::string bytes = log_bytes(fs);
+  relay::append_record(bytes, R"({"type":"invalidate","project_id":"proj_demo","fact_ids":[")" + fact_id +
+                                  R"("],"valid_to":"2026-04-18T20:00:10Z"})");
+  write_log(fs, bytes);
+  auto reader = open_store(fs, true);
+  const auto* ended = reader.find_fact(fact_id);
+  REQUIRE(ended != nullptr);
+  CHECK(ended->valid_to == std::optional<std::string>("2099-01-01T00:00:00Z"));
+  CHECK(ended->wire.find("valid_to")->as_string() == "2099-01-01T00:00:00Z");
+  CHECK(reader.current_fact("proj_demo", "dashboard", "status") == nullptr);
+}
+
+TEST_CASE("after an invalidation a new fact may not start while the ended one held") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);  // the clock reads 2026-04-18T20:00:01Z onwards
+  require_value(store.assert_fact(assertion("draft", "2026-01-01T00:00:00Z")));
+  CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status")) == 1);
+  const std::string ended_at = *store.history("proj_demo", "dashboard", "status").back()->valid_to;
+  auto overlapping = store.assert_fact(assertion("live", "2026-03-01T00:00:00Z"));
+  REQUIRE_FALSE(overlapping.has_value());
+  CHECK(overlapping.error().code == errc::invalid_argument);
+  CHECK(overlapping.error().message ==
+        "valid_from \"2026-03-01T00:00:00Z\" is earlier than the valid_to \"" + ended_at + "\" of the key's last fact");
+  CHECK(store.history("proj_demo", "dashboard", "status").size() == 1);
+  // From the moment it ended (valid_to is exclusive) or later is accepted,
+  // and each time has at most one fact.
+  CHECK(require_value(store.assert_fact(assertion("live", ended_at))).changed);
+  const auto at = [](const std::string& t) { return *agentctx::parse_rfc3339_utc_ms(t); };
+  CHECK(store.fact_at("proj_demo", "dashboard", "status", at("2026-03-01T00:00:00Z"))->value == "draft");
+  CHECK(store.fact_at("proj_demo", "dashboard", "status", at(ended_at))->value == "live");
+}
+
 TEST_CASE("a fact asserted from a package is attributed to the package's author by default") {
   agentctx::io::memory_file_system fs;
   auto store = open_store(fs);
@@ -275,6 +339,7 @@ TEST_CASE("sessions carry a callsign and the packages deposited in them") {
   CHECK(require_value(store.end_session(id))->ended_at.has_value());
   CHECK(store.end_session(id).error().code == errc::invalid_argument);
   CHECK(store.end_session("sess_nope").error().code == errc::not_found);
+  CHECK(relay::protocol_error_of(store.end_session("sess_nope").error()).code == "session_not_found");
   auto reader = open_store(fs, true);
   CHECK(reader.find_session(id)->ended_at.has_value());
   CHECK(reader.sessions("proj_demo").size() == 1);
@@ -518,7 +583,7 @@ TEST_CASE("repair resumes after a damaged length, skips inserted garbage, drops 
       CHECK_MESSAGE(report.lost[i].what.starts_with(c.lost_prefixes[i]), report.lost[i].what);
     }
     auto store = relay::store::open(fs, "/r", test_options());
-    REQUIRE_MESSAGE(store.has_value(), store.error().describe());
+    REQUIRE_MESSAGE(store.has_value(), test_support::error_text(store));
     CHECK(store->record_count() == c.kept);
   }
 }
@@ -760,8 +825,9 @@ TEST_CASE("repair keeps a key's later facts when a fact they superseded is lost"
       require_value(store.deposit(package("pkg_0")));
       ids.push_back(require_value(store.assert_fact(assertion("v0", "2026-04-01T00:00:00Z"))).asserted->fact_id);
       CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status")) == 1);
-      ids.push_back(require_value(store.assert_fact(assertion("v1", "2026-04-03T00:00:00Z"))).asserted->fact_id);
-      ids.push_back(require_value(store.assert_fact(assertion("v2", "2026-04-04T00:00:00Z"))).asserted->fact_id);
+      // The invalidation ended v0 at the clock's 2026-04-18T20:00:0xZ.
+      ids.push_back(require_value(store.assert_fact(assertion("v1", "2026-04-20T00:00:00Z"))).asserted->fact_id);
+      ids.push_back(require_value(store.assert_fact(assertion("v2", "2026-04-21T00:00:00Z"))).asserted->fact_id);
     }
     const std::vector<std::uint64_t> at = damage(fs, 2);  // the invalidation
     const auto report = require_value(relay::store::repair(fs, "/r", repair_at(1)));
@@ -774,7 +840,7 @@ TEST_CASE("repair keeps a key's later facts when a fact they superseded is lost"
     auto store = open_store(fs, true);
     const auto history = store.history("proj_demo", "dashboard", "status");
     REQUIRE(history.size() == 3);
-    CHECK(history[0]->valid_to == "2026-04-03T00:00:00Z");
+    CHECK(history[0]->valid_to == "2026-04-20T00:00:00Z");
     CHECK(store.current_fact("proj_demo", "dashboard", "status")->value == "v2");
   }
 
@@ -846,13 +912,14 @@ TEST_CASE("repair amends a log that open refuses although no bytes are lost") {
 }
 
 TEST_CASE("repair loses a fact that cannot be relinked, naming why") {
-  // After an invalidation, a fact may start before the fact it ended; with
-  // the invalidation lost, it cannot supersede that fact.
+  // A fact that starts in the future and is invalidated never held, so a
+  // later assertion may start before it; with the invalidation lost, that
+  // fact cannot supersede it.
   agentctx::io::memory_file_system fs;
   {
     auto store = open_store(fs);
     require_value(store.deposit(package("pkg_0")));
-    require_value(store.assert_fact(assertion("v0", "2026-04-10T00:00:00Z")));
+    require_value(store.assert_fact(assertion("v0", "2099-04-10T00:00:00Z")));
     CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status")) == 1);
     require_value(store.assert_fact(assertion("v1", "2026-04-01T00:00:00Z")));
   }

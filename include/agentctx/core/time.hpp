@@ -137,17 +137,22 @@ inline std::string format_rfc3339_utc_ms(std::uint64_t unix_ms) {
 }
 
 /// Parses an RFC 3339 date-time (section 5.6) into Unix milliseconds:
-///   YYYY-MM-DD "T" hh:mm:ss [ "." 1*9DIGIT ] ( "Z" / ("+" / "-") hh:mm )
+///   YYYY-MM-DD "T" hh:mm:ss [ "." 1*DIGIT ] ( "Z" / ("+" / "-") hh:mm )
 /// "T" and "Z" may be lowercase. Offsets other than Z / +00:00 / -00:00 are
 /// converted to UTC. Fraction digits beyond milliseconds are truncated (the
 /// instant is rounded toward the past, never into the next second).
 ///
+/// A leap second (second 60, which RFC 3339 allows in the last minute of a
+/// month, in UTC: 2016-12-31T23:59:60Z) is read as the last millisecond of
+/// that minute (23:59:59.999Z), since Unix time has no leap seconds: it sorts
+/// after every earlier instant of the day and before the next day.
+///
 /// Returns errc::invalid_argument, with a message quoting the text, when the
 /// text does not follow the grammar exactly (no leading or trailing spaces,
 /// no space for "T"), when a field is out of range (month 13, 2025-02-30,
-/// 2023-02-29, hour 24, minute 60, second 60: Unix time has no leap seconds,
-/// offset hour above 23), when the fraction has more than 9 digits, or when
-/// the instant is before 1970-01-01T00:00:00Z (not representable). Instants
+/// 2023-02-29, hour 24, minute 60, second 60 outside the last minute of a
+/// month, offset hour above 23), or when the instant is before
+/// 1970-01-01T00:00:00Z (not representable). Instants
 /// after year 9999 that an offset produces (9999-12-31T23:30:00-01:00) are
 /// returned as they are, although format_rfc3339_utc_ms() clamps them.
 inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
@@ -168,16 +173,15 @@ inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
   }
   if (hour > 23) return bad("hour out of range");
   if (minute > 59) return bad("minute out of range");
-  if (second > 59) return bad("second out of range (Unix time has no leap seconds)");
+  if (second > 60) return bad("second out of range");
   unsigned millisecond = 0;
   if (in.literal('.')) {
-    int fraction_digits = 0;
+    std::size_t fraction_digits = 0;
     for (unsigned digit = 0; in.digits(1, digit); ++fraction_digits) {
-      if (fraction_digits == 9) return bad("more than 9 fraction digits");
       if (fraction_digits < 3) millisecond = millisecond * 10 + digit;
     }
     if (fraction_digits == 0) return bad("expected a digit after '.'");
-    for (int i = fraction_digits; i < 3; ++i) millisecond *= 10;
+    for (std::size_t i = fraction_digits; i < 3; ++i) millisecond *= 10;
   }
   std::int64_t offset_minutes = 0;
   if (!in.literal_of('Z', 'z')) {
@@ -192,8 +196,21 @@ inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
   }
   if (!in.at_end()) return bad("unexpected text after the timestamp");
 
+  const bool leap_second = second == 60;
+  if (leap_second) {
+    second = 59;
+    millisecond = 999;
+  }
   const std::int64_t local_seconds = detail::days_from_civil(year, month, day) * 86'400 + hour * 3'600 + minute * 60 + second;
   const std::int64_t utc_seconds = local_seconds - offset_minutes * 60;
+  if (leap_second) {
+    // RFC 3339 5.7: a leap second ends a month (in UTC).
+    const std::int64_t next = utc_seconds + 1;
+    const std::int64_t next_day = next >= 0 ? next / 86'400 : -((-next + 86'399) / 86'400);
+    if (next % 86'400 != 0 || detail::civil_from_days(next_day).day != 1) {
+      return bad("second 60 (a leap second) is only in the last minute of a month, in UTC");
+    }
+  }
   if (utc_seconds < 0) return bad("the instant is before 1970-01-01T00:00:00Z");
   return static_cast<std::uint64_t>(utc_seconds) * 1'000 + millisecond;
 }

@@ -57,6 +57,7 @@
 #include "agentctx/core/utf8.hpp"
 #include "agentctx/json/canonical_form.hpp"
 #include "agentctx/json/detail/canonical_text.hpp"
+#include "agentctx/json/long_integers.hpp"
 #include "agentctx/json/value.hpp"
 #include "agentctx/json/writer.hpp"
 
@@ -321,53 +322,6 @@ class canonical_writer {
   error failure_;
 };
 
-// A copy of `text` in which every integer of 19 digits or more (outside
-// strings) is followed by ".0", so that simdjson, which refuses integers
-// beyond 64 bits, reads it as the nearest double as JSON.parse does.
-inline std::string widen_long_integers(std::string_view text) {
-  std::string out;
-  out.reserve(text.size() + 16);
-  std::size_t i = 0;
-  while (i < text.size()) {
-    const char c = text[i];
-    if (c == '"') {  // copy the string, escapes included
-      std::size_t j = i + 1;
-      while (j < text.size() && text[j] != '"') j += text[j] == '\\' ? 2 : 1;
-      j = std::min(j + 1, text.size());
-      out.append(text.substr(i, j - i));
-      i = j;
-    } else if (c == '-' || (c >= '0' && c <= '9')) {
-      // The whole number: integer digits, then a fraction and an exponent
-      // if present; only a plain integer is widened.
-      const auto digits_from = [&](std::size_t j) {
-        while (j < text.size() && text[j] >= '0' && text[j] <= '9') ++j;
-        return j;
-      };
-      const std::size_t integer_start = i + (c == '-' ? 1 : 0);
-      std::size_t j = digits_from(integer_start);
-      const std::size_t integer_digits = j - integer_start;
-      bool plain_integer = true;
-      if (j < text.size() && text[j] == '.') {
-        plain_integer = false;
-        j = digits_from(j + 1);
-      }
-      if (j < text.size() && (text[j] == 'e' || text[j] == 'E')) {
-        plain_integer = false;
-        ++j;
-        if (j < text.size() && (text[j] == '+' || text[j] == '-')) ++j;
-        j = digits_from(j);
-      }
-      out.append(text.substr(i, j - i));
-      if (plain_integer && integer_digits >= 19) out.append(".0");
-      i = std::max(j, i + 1);
-    } else {
-      out.push_back(c);
-      ++i;
-    }
-  }
-  return out;
-}
-
 inline error parse_failure(simdjson::error_code code) {
   switch (code) {
     case simdjson::UTF8_ERROR: return make_error(errc::invalid_utf8, "the text is not valid UTF-8");
@@ -448,11 +402,7 @@ class canonicalizer {
   /// doubles. The element is valid until the next call on this object.
   result<simdjson::dom::element> parse_dom(std::string_view json_text) {
     simdjson::dom::element root;
-    auto code = parser_.parse(json_text.data(), json_text.size()).get(root);
-    if (code == simdjson::NUMBER_ERROR) {
-      widened_ = detail::widen_long_integers(json_text);
-      code = parser_.parse(widened_.data(), widened_.size()).get(root);
-    }
+    const auto code = parse_widening_long_integers(parser_, json_text, widened_, root);
     if (code != simdjson::SUCCESS) return unexpected(detail::parse_failure(code));
     return root;
   }

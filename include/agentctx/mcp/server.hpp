@@ -49,6 +49,7 @@
 #include <string_view>
 #include <utility>
 
+#include "agentctx/json/long_integers.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/mcp/jsonrpc.hpp"
 #include "agentctx/mcp/protocol_version.hpp"
@@ -86,7 +87,10 @@ class server {
     try {
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;
       simdjson::dom::element root;
-      if (const auto failure = parser_.parse(line.data(), line.size()).get(root); failure != simdjson::SUCCESS) {
+      // Integers beyond 64 bits are read as the nearest double, as the
+      // library's JSON readers do (a package's x-* member may hold one).
+      if (const auto failure = json::parse_widening_long_integers(parser_, line, widened_, root);
+          failure != simdjson::SUCCESS) {
         log(std::string("parse error: ") + simdjson::error_message(failure));
         return error_response({}, rpc_error_code::parse_error,
                               std::string("parse error: ") + simdjson::error_message(failure));
@@ -290,6 +294,7 @@ class server {
   std::string version_;
   bool initialized_ = false;
   simdjson::dom::parser parser_;
+  std::string widened_;  // the line with long integers widened, when parse_widening_long_integers needed it
   simdjson::dom::parser empty_object_parser_;  // for calls without "arguments"
   log_sink log_;
 };

@@ -24,8 +24,9 @@ struct protocol_error {
 ///   invalid_argument    400 invalid_schema
 ///   invalid_transition  400 invalid_transition
 ///   archived            403 project_archived
-///   not_found           404 package_not_found, or project_not_found when the
-///                           message is about a project ("project ... does not exist")
+///   not_found           404 package_not_found; project_not_found or
+///                           session_not_found when the message is about a
+///                           project ("project ... does not exist") or a session
 ///   already_exists      409 duplicate_package_id
 ///   unsupported         501 not_implemented
 ///   locked              503 store_locked
@@ -44,8 +45,12 @@ inline protocol_error protocol_error_of(const error& e) noexcept {
     case errc::invalid_argument: return {"invalid_schema", 400};
     case errc::invalid_transition: return {"invalid_transition", 400};
     case errc::archived: return {"project_archived", 403};
-    case errc::not_found:
-      return {std::string_view(e.message).starts_with("project ") ? "project_not_found" : "package_not_found", 404};
+    case errc::not_found: {
+      const std::string_view message = e.message;
+      if (message.starts_with("project ")) return {"project_not_found", 404};
+      if (message.starts_with("session ")) return {"session_not_found", 404};
+      return {"package_not_found", 404};
+    }
     case errc::already_exists: return {"duplicate_package_id", 409};
     case errc::unsupported: return {"not_implemented", 501};
     case errc::locked: return {"store_locked", 503};

@@ -507,6 +507,13 @@ class store {
                                                 quote_for_message(current->valid_from));
       }
       supersedes = current->fact_id;
+    } else if (const fact* last = latest_ended_fact(input.project_id, input.subject, input.predicate);
+               last != nullptr && checked->valid_from_ms < last->valid_to_ms) {
+      // No current fact (the last was invalidated): the new fact must not
+      // start while an earlier one held, or a time would have two facts.
+      return fail(errc::invalid_argument, "valid_from " + quote_for_message(checked->valid_from) +
+                                              " is earlier than the valid_to " + quote_for_message(*last->valid_to) +
+                                              " of the key's last fact");
     }
     json::value record = json::value::object_type{{"type", "fact"}, {"fact", std::move(wire)}};
     if (supersedes) record.set("supersedes", *supersedes);
@@ -529,10 +536,14 @@ class store {
     }
     const fact* current = current_fact(project_id, subject, predicate);
     if (current == nullptr || (value && current->value != *value)) return std::size_t{0};
-    json::value record = json::value::object_type{{"type", "invalidate"},
-                                                  {"project_id", project_id},
-                                                  {"fact_ids", json::value::array_type{current->fact_id}},
-                                                  {"valid_to", now_text()}};
+    // A fact that starts in the future ends where it starts (it never held),
+    // so that valid_to is never before valid_from.
+    const std::uint64_t now = clock_();
+    json::value record = json::value::object_type{
+        {"type", "invalidate"},
+        {"project_id", project_id},
+        {"fact_ids", json::value::array_type{current->fact_id}},
+        {"valid_to", now < current->valid_from_ms ? current->valid_from : format_rfc3339_utc_ms(now)}};
     AGENTCTX_TRY(commit(record));
     return std::size_t{1};
   }
@@ -544,6 +555,22 @@ class store {
     if (history == nullptr || history->empty()) return nullptr;
     const fact& last = facts_[history->back()];
     return last.is_current() ? &last : nullptr;
+  }
+
+  /// The ended fact of a key that ends last, or null (when the key has none).
+  /// A fact that never held (invalidated before it started: valid_to ==
+  /// valid_from) does not count.
+  const fact* latest_ended_fact(const std::string& project_id, const std::string& subject,
+                                const std::string& predicate) const {
+    const auto* history = fact_history(project_id, subject, predicate);
+    if (history == nullptr) return nullptr;
+    const fact* latest = nullptr;
+    for (std::size_t index : *history) {
+      const fact& f = facts_[index];
+      if (f.is_current() || f.valid_to_ms <= f.valid_from_ms) continue;
+      if (latest == nullptr || f.valid_to_ms > latest->valid_to_ms) latest = &f;
+    }
+    return latest;
   }
 
   /// The fact of a key that held at `t_ms` (valid_from <= t < valid_to), or null.
@@ -1546,8 +1573,14 @@ class store {
     }
     if (dry) return {};
     for (std::size_t index : targets) {
+      // Logs written before invalidate_fact clamped its time may end a fact
+      // that starts later: it ends where it starts.
       fact& f = facts_[index];
-      end_fact(f, *valid_to, std::max(*at, f.valid_from_ms));
+      if (*at < f.valid_from_ms) {
+        end_fact(f, f.valid_from, f.valid_from_ms);
+      } else {
+        end_fact(f, *valid_to, *at);
+      }
     }
     return {};
   }

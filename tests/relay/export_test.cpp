@@ -93,4 +93,48 @@ TEST_CASE("a session's packages_deposited survives export and import in its orde
   CHECK(*reader.session_wire(*reader.find_session(id)).find("packages_deposited") == listed);
 }
 
+TEST_CASE("import refuses a fact that would hold while another fact of its key holds") {
+  const auto fact_line = [](const std::string& id, const std::string& from, const std::string& to) {
+    return R"({"kind":"fact","fact":{"fact_id":")" + id +
+           R"(","project_id":"proj_demo","subject":"dashboard","predicate":"status","value":")" + id +
+           R"(","valid_from":")" + from + "\"" + (to.empty() ? std::string() : R"(,"valid_to":")" + to + "\"") +
+           R"(,"created_at":"2026-04-18T20:00:00Z"}})" + "\n";
+  };
+  const auto open_store_at = [](agentctx::io::memory_file_system& fs) {
+    return require_value(relay::store::open(fs, "/r", test_options()));
+  };
+  agentctx::io::memory_file_system source_fs;
+  auto source = open_store_at(source_fs);
+  require_value(source.create_project("proj_demo"));
+  std::string header;
+  require_ok(relay::export_ndjson(source, "proj_demo", header));  // the header and the project
+
+  // In the file: [04-01, 04-10) and [04-05, 04-20) meet.
+  {
+    agentctx::io::memory_file_system fs;
+    auto target = open_store_at(fs);
+    const std::string text = header + fact_line("fact_a", "2026-04-01T00:00:00Z", "2026-04-10T00:00:00Z") +
+                             fact_line("fact_b", "2026-04-05T00:00:00Z", "2026-04-20T00:00:00Z");
+    const agentctx::error refused = require_error(relay::import_ndjson(target, text));
+    CHECK(refused.code == errc::invalid_argument);
+    CHECK(refused.message == "line 4: fact \"fact_b\" would hold at the same time as another fact of (dashboard, "
+                             "status) in the import");
+    CHECK(target.find_fact("fact_a") == nullptr);
+  }
+  // Spans that only touch, and a fact that never held, import.
+  agentctx::io::memory_file_system fs;
+  auto target = open_store_at(fs);
+  const std::string text = header + fact_line("fact_a", "2026-04-01T00:00:00Z", "2026-04-10T00:00:00Z") +
+                           fact_line("fact_b", "2026-04-10T00:00:00Z", "2026-04-20T00:00:00Z") +
+                           fact_line("fact_c", "2026-04-15T00:00:00Z", "2026-04-15T00:00:00Z");
+  CHECK(require_value(relay::import_ndjson(target, text)).facts == 3);
+  // Against the store: a current fact from 04-18 meets fact_b.
+  const agentctx::error refused =
+      require_error(relay::import_ndjson(target, header + fact_line("fact_d", "2026-04-18T00:00:00Z", "")));
+  CHECK(refused.code == errc::already_exists);
+  CHECK(refused.message == "line 3: fact \"fact_d\" would hold at the same time as fact \"fact_b\" of (dashboard, status)");
+  CHECK(require_value(relay::import_ndjson(target, header + fact_line("fact_d", "2026-04-20T00:00:00Z", ""))).facts == 1);
+  CHECK(target.current_fact("proj_demo", "dashboard", "status")->fact_id == "fact_d");
+}
+
 }  // namespace relay_export_test

@@ -20,8 +20,10 @@
 //
 // Import checks the whole file against the target store before it writes
 // anything: a line that is not valid, a hash that does not match, a package
-// id that exists with other content (already_exists) or a current fact that
-// would make two current facts for one key are errors naming the line, and so
+// id that exists with other content (already_exists), a current fact that
+// would make two current facts for one key, or a fact that would hold at a
+// time another fact of its key holds (already_exists; invalid_argument when
+// both are in the file) are errors naming the line, and so
 // is a line that would write into a project the target holds archived
 // (project_archived). What the target already holds identically is skipped,
 // so importing the same file twice changes nothing; a project the target
@@ -31,6 +33,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -145,6 +149,9 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
   std::map<std::pair<std::string, std::string>, json::value> planned_wire;  // package state as planned
   std::set<std::pair<std::string, std::string>> planned_current_keys;
   std::set<std::string> planned_fact_ids;
+  // key -> [valid_from, valid_to) of the facts planned so far (valid_to of a
+  // current fact: the largest value), so that no time gets two facts.
+  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::uint64_t, std::uint64_t>>> planned_spans;
 
   line_cursor lines(text);
   std::string_view line;
@@ -300,6 +307,32 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
                                                 " would be a second current fact for (" + f->subject + ", " +
                                                 f->predicate + ")");
         }
+      }
+      // A fact that held for a while (valid_to after valid_from) must not
+      // hold at a time another fact of its key held, in the store or in
+      // the import.
+      const std::uint64_t from = f->valid_from_ms;
+      const std::uint64_t to = f->is_current() ? std::numeric_limits<std::uint64_t>::max() : f->valid_to_ms;
+      if (from < to) {
+        const auto overlap = [&](std::uint64_t other_from, std::uint64_t other_to) {
+          return other_from < other_to && from < other_to && other_from < to;
+        };
+        const std::string overlapping = where + "fact " + quote_for_message(f->fact_id) + " would hold at the same time as ";
+        for (const fact* held : s.history(f->project_id, f->subject, f->predicate)) {
+          const std::uint64_t held_to = held->is_current() ? std::numeric_limits<std::uint64_t>::max() : held->valid_to_ms;
+          if (overlap(held->valid_from_ms, held_to)) {
+            return fail(errc::already_exists, overlapping + "fact " + quote_for_message(held->fact_id) + " of (" +
+                                                  f->subject + ", " + f->predicate + ")");
+          }
+        }
+        auto& spans = planned_spans[{f->project_id + '\n' + f->subject, f->predicate}];
+        for (const auto& [other_from, other_to] : spans) {
+          if (overlap(other_from, other_to)) {
+            return bad("fact " + quote_for_message(f->fact_id) + " would hold at the same time as another fact of (" +
+                       f->subject + ", " + f->predicate + ") in the import");
+          }
+        }
+        spans.emplace_back(from, to);
       }
       plan.push_back({line_number, json::value::object_type{{"type", "fact"}, {"fact", *wire}}});
       ++report.facts;

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <new>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -95,6 +96,18 @@ inline std::string command_path(const CLI::App& app, std::string_view program) {
   }
 }
 
+/// Flushes standard output after a command: output that could not be written
+/// (a full disk, a closed pipe's reader gone, /dev/full) turns a success into
+/// "<program>: cannot write to standard output" and exit_usage (an I/O
+/// error); a failure keeps its own code and message.
+inline int finish_output(int code, std::string_view program) {
+  std::cout.flush();
+  const bool written = static_cast<bool>(std::cout) && std::fflush(stdout) == 0;
+  if (written || code != exit_ok) return code;
+  std::cerr << program << ": cannot write to standard output\n";
+  return exit_usage;
+}
+
 /// Reports an argument error: given its one-line message, prints it (and
 /// whatever else the tool prints for it) and returns the exit code.
 using usage_reporter = std::function<int(const std::string& message)>;
@@ -126,7 +139,14 @@ inline int run_command_line(CLI::App& app, const command_table& table, int argc,
     return exit_usage;
   }
   for (const auto& [sub, run] : table.entries) {
-    if (sub->parsed()) return run();
+    if (!sub->parsed()) continue;
+    try {
+      return finish_output(run(), program);
+    } catch (const std::bad_alloc&) {
+      // One line, not the runtime's "terminate called after ..." and abort.
+      std::cerr << program << ": out of memory\n";
+      return exit_usage;
+    }
   }
   return exit_usage;
 }

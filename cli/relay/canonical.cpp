@@ -23,7 +23,7 @@ struct canonical_options : common_options {
 };
 
 int run_canonical(const canonical_options& o) {
-  auto text = read_input(o.file);
+  auto text = read_input(o.file, max_document_input);
   if (!text) return report_error(o, text.error());
   const json::canonical_form form = o.rfc8785 ? json::canonical_form::jcs : json::canonical_form::relay;
   json::canonicalizer canonicalizer;

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstddef>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "agentctx/core/error.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/relay/errors.hpp"
+#include "agentctx/relay/log_format.hpp"
 #include "common/command_registration.hpp"
 #include "common/command_support.hpp"
 
@@ -96,6 +98,14 @@ inline void add_writer_options(CLI::App& sub, writer_options& o) {
   add_common_options(sub, o);
   sub.add_flag("--wait", o.wait, "Wait for another writer to finish instead of failing when the store is locked");
 }
+
+/// The most a command reads from its FILE (or standard input), so that an
+/// endless input (/dev/zero) is refused (invalid_schema, exit 3) instead of
+/// exhausting memory: a package can be no larger than a log record; a JSON
+/// document for `canonical`, 1 GiB; an export for `import`, 4 GiB.
+inline constexpr std::size_t max_package_input = relay::max_record_payload;
+inline constexpr std::size_t max_document_input = std::size_t{1} << 30;
+inline constexpr std::size_t max_export_input = std::size_t{4} << 30;
 
 /// How an error is reported: the protocol's code (or the CLI's own
 /// usage_error, io_error, store_not_found), its HTTP status and the exit code.

@@ -26,7 +26,7 @@ inline void add_deposit_options(CLI::App& app, deposit_options& o) {
 }
 
 inline int run_deposit(const deposit_options& o) {
-  auto text = read_input(o.file);
+  auto text = read_input(o.file, max_package_input);
   if (!text) return report_error(o, text.error());
   return with_writer(o, [&](relay::store& s) {
     auto deposited = s.deposit_json(*text);

@@ -11,10 +11,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <variant>
 
 #include "agentctx/io/atomic_file.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/relay/export.hpp"
+#include "common/output_file.hpp"
 #include "relay/command.hpp"
 #include "relay/output.hpp"
 #include "relay/store_access.hpp"
@@ -32,6 +34,12 @@ int run_export(const export_options& o) {
     return usage_error(o, "--json needs -o FILE: the export itself is NDJSON, one document per line, and goes to "
                           "standard output without -o (drop --json for that)");
   }
+  std::optional<agentctx_cli::output_file> target;
+  if (o.out) {
+    auto checked = agentctx_cli::check_output_file(*o.out, o.store);
+    if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(o, *refused);
+    target = std::get<agentctx_cli::output_file>(std::move(checked));
+  }
   return with_reader(o, [&](const relay::store& s) {
     std::string text;
     if (auto exported = relay::export_ndjson(s, o.project, text); !exported) return report_error(o, exported.error());
@@ -41,9 +49,10 @@ int run_export(const export_options& o) {
       }
       return static_cast<int>(exit_ok);
     }
-    auto written = agentctx::io::write_file_atomically(agentctx::io::default_file_system(), *o.out,
+    auto written = agentctx::io::write_file_atomically(agentctx::io::default_file_system(), target->path,
                                                        std::as_bytes(std::span(text.data(), text.size())));
     if (!written) return report_error(o, written.error());
+    agentctx_cli::restore_mode(*target);
     const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
     if (o.json) {
       return print_json([&](json::writer& w) {

@@ -21,7 +21,7 @@ struct hash_options : common_options {
 };
 
 int run_hash(const hash_options& o) {
-  auto text = read_input(o.file);
+  auto text = read_input(o.file, max_package_input);
   if (!text) return report_error(o, text.error());
   json::canonicalizer canonicalizer;
   auto wire = canonicalizer.parse(*text);

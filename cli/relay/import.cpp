@@ -21,7 +21,7 @@ struct import_options : writer_options {
 };
 
 int run_import(const import_options& o) {
-  auto text = read_input(o.file);
+  auto text = read_input(o.file, max_export_input);
   if (!text) return report_error(o, text.error());
   return with_writer(o, [&](relay::store& s) {
     auto imported = relay::import_ndjson(s, *text);

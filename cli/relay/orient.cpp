@@ -103,10 +103,10 @@ void register_orient(CLI::App& app, command_table& table) {
       ->capture_default_str()
       ->check(agentctx_cli::positive_count_at_most(std::numeric_limits<unsigned>::max()));
   sub->add_option("--max-bytes", opts->max_bytes, "Budget: at most N bytes of compact JSON (with --max-tokens: both apply)")
-      ->check(positive_count);
+      ->check(agentctx_cli::positive_count_at_most(relay::max_budget_bytes));
   sub->add_option("--max-tokens", opts->max_tokens,
                   "Budget: at most N estimated tokens (bytes / 4; with --max-bytes: both apply)")
-      ->check(positive_count);
+      ->check(agentctx_cli::positive_count_at_most(relay::max_budget_tokens));
   add_common_options(*sub, *opts);
 }
 

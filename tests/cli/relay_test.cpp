@@ -7,6 +7,7 @@
 // 5 duplicate_package_id, 6 project_archived).
 #include <doctest/doctest.h>
 #include <simdjson.h>
+#include <sys/stat.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -533,6 +534,40 @@ TEST_CASE("relay export then import into a second store preserves every hash; ve
   check_failure(f.run({"export", "--project", "proj_nowhere"}), exit_not_found, "does not exist");
 }
 
+TEST_CASE("relay export -o replaces only a regular file, keeping its mode and a symbolic link; input has a bound") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_a", "Shipped archive"));
+  const std::string dir = f.dir.path();
+  // A regular file: replaced, its permission bits kept.
+  const std::string backup = dir + "/backup.ndjson";
+  cli_test::write_file(backup, "old\n");
+  std::filesystem::permissions(backup, std::filesystem::perms(0640));
+  check_clean_success(f.run({"export", "-o", backup}));
+  CHECK(cli_test::read_file(backup).starts_with("{\"exported_at\":"));
+  CHECK(std::filesystem::status(backup).permissions() == std::filesystem::perms(0640));
+  // A symbolic link: written through; the link stays.
+  const std::string link = dir + "/latest.ndjson";
+  std::filesystem::create_symlink(backup, link);
+  cli_test::write_file(backup, "old\n");
+  check_clean_success(f.run({"export", "-o", link}));
+  CHECK(std::filesystem::is_symlink(link));
+  CHECK(cli_test::read_file(backup).starts_with("{\"exported_at\":"));
+  // Refused, as usage errors, with nothing replaced.
+  REQUIRE(::mkfifo((dir + "/fifo").c_str(), 0600) == 0);
+  check_failure(f.run({"export", "-o", "/dev/null"}), exit_usage, "not a regular file");
+  check_failure(f.run({"export", "-o", dir + "/fifo"}), exit_usage, "not a regular file");
+  CHECK(std::filesystem::is_fifo(dir + "/fifo"));
+  check_failure(f.run({"export", "-o", dir}), exit_usage, "is a folder");
+  check_failure(f.run({"export", "-o", dir + "/"}), exit_usage, "names a folder");
+  check_failure(f.run({"export", "-o", ""}), exit_usage, "-o: the file must be named");
+  check_failure(f.run({"export", "-o", f.store + "/relay.log"}), exit_usage, "inside the store's folder");
+  check_clean_success(f.run({"verify"}));
+
+  // An endless input is refused at its bound instead of exhausting memory.
+  check_failure(f.run({"hash", "/dev/zero"}), exit_invalid_schema, "larger than 67108864 bytes");
+  check_failure(f.run({"deposit", "-"}, "/dev/zero"), exit_invalid_schema, "larger than 67108864 bytes");
+}
+
 TEST_CASE("relay verify reports quarantined packages (exit 1); pull refuses them; a damaged log is exit 1") {
   relay_fixture f;
   std::filesystem::create_directories(f.store);
@@ -924,6 +959,39 @@ TEST_CASE("relay orient says when the bundle cannot be brought within its budget
   CHECK(number_of(bytes_tighter["x-agentctx-budget"].value(), "max_bytes") == 40);
   auto roomy = f.json(parser, {"orient", "--project", "proj_demo", "--max-bytes", "100000"});
   CHECK(roomy["x-agentctx-budget"]["over_budget"].error() == simdjson::NO_SUCH_FIELD);
+  // The largest budgets are taken and reported exactly, as whole numbers;
+  // larger ones are refused rather than wrapped around.
+  const run_result largest = f.run({"orient", "--project", "proj_demo", "--max-bytes", "1000000000000", "--json"});
+  check_clean_success(largest);
+  CHECK(contains(largest.out, "\"max_bytes\": 1000000000000"));
+  CHECK(contains(f.run({"orient", "--project", "proj_demo", "--max-tokens", "250000000000"}).out,
+                 "of at most 1000000000000 bytes"));
+  check_failure(f.run({"orient", "--project", "proj_demo", "--max-tokens", "4611686018427387903"}), exit_usage,
+                "--max-tokens");
+  check_failure(f.run({"orient", "--project", "proj_demo", "--max-bytes", "1000000000001"}), exit_usage, "--max-bytes");
+}
+
+TEST_CASE("relay: whole numbers print whole in --json output; text that is not UTF-8 is invalid_schema; output that "
+          "cannot be written is an I/O error") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_one", "Shipped archive"));
+  const run_result days = f.run({"orient", "--project", "proj_demo", "--window-days", "100000000", "--json"});
+  check_clean_success(days);
+  CHECK(contains(days.out, "\"window_days\": 100000000"));
+  CHECK_FALSE(contains(days.out, "e+"));
+
+  check_failure(f.run({"project", "create", "p\xff"}), exit_invalid_schema, "UTF-8");
+  check_json_failure(f.run({"project", "create", "p\xff", "--json"}), exit_invalid_schema, "invalid_schema", 400);
+
+  const auto to_full = [&](const std::string& command) {
+    return cli_test::run("/bin/sh", {"-c", std::string(RELAY_BIN) + " --store " + f.store + " " + command + " > /dev/full"});
+  };
+  for (const std::string command : {"project list", "project list --json", "pull --mode latest --project proj_demo"}) {
+    CAPTURE(command);
+    const run_result r = to_full(command);
+    CHECK(r.exit_code == exit_usage);
+    CHECK(r.err == "relay: cannot write to standard output\n");
+  }
 }
 
 TEST_CASE("relay facts lists the current facts by default, also one whose valid_from is ahead; --at the ones then") {

@@ -188,10 +188,16 @@ TEST_CASE("integers of every width, doubles and floats in shortest round-trip fo
       {[](writer& w) { w.value(std::size_t{7}); }, "7"},
       {[](writer& w) { w.value(0.1); }, "0.1"},
       {[](writer& w) { w.value(1e21); }, "1e+21"},
-      {[](writer& w) { w.value(-0.0); }, "-0"},
+      {[](writer& w) { w.value(-0.0); }, "0"},
       {[](writer& w) { w.value(1.0); }, "1"},
       {[](writer& w) { w.value(-1.5); }, "-1.5"},
-      {[](writer& w) { w.value(1e-7); }, "1e-07"},
+      {[](writer& w) { w.value(1e-7); }, "1e-7"},
+      {[](writer& w) { w.value(1.5e-7); }, "1.5e-7"},
+      {[](writer& w) { w.value(0.000001); }, "0.000001"},
+      {[](writer& w) { w.value(0.0001); }, "0.0001"},
+      {[](writer& w) { w.value(1e6); }, "1000000"},  // not std::to_chars's shorter "1e+06"
+      {[](writer& w) { w.value(123e12); }, "123000000000000"},
+      {[](writer& w) { w.value(1e20 + 0.0); }, "1e+20"},
       {[](writer& w) { w.value(5e-324); }, "5e-324"},
       {[](writer& w) { w.value(std::numeric_limits<double>::max()); }, "1.7976931348623157e+308"},
       {[](writer& w) { w.value(9007199254740991.0); }, "9007199254740991"},  // 2^53 - 1 stays an integer
@@ -199,7 +205,11 @@ TEST_CASE("integers of every width, doubles and floats in shortest round-trip fo
       {[](writer& w) { w.value(0.5f); }, "0.5"},
       {[](writer& w) { w.value(0.7f); }, "0.7"},  // the f32's shortest text, not its double's 0.699999988079071
       {[](writer& w) { w.value(static_cast<double>(0.7f)); }, "0.699999988079071"},
-      {[](writer& w) { w.value(-0.0f); }, "-0"},
+      {[](writer& w) { w.value(-0.0f); }, "0"},
+      {[](writer& w) { w.value(1e6f); }, "1000000"},
+      {[](writer& w) { w.value(0.000123f); }, "0.000123"},
+      {[](writer& w) { w.value(1.5e-7f); }, "1.5e-7"},
+      {[](writer& w) { w.value(-2.5f); }, "-2.5"},
       {[](writer& w) { w.value(1e-45f); }, "1e-45"},  // the smallest f32 subnormal
       {[](writer& w) { w.value(std::numeric_limits<float>::max()); }, "3.4028235e+38"},
       {[](writer& w) { w.value(16777215.0f); }, "16777215"},  // 2^24 - 1 stays an integer

@@ -405,7 +405,7 @@ TEST_CASE("relay_orient: the orientation bundle, with a budget; an unknown proje
                        "window_days must be an integer, not a fraction");
   // A budget too large to compute with is refused, not wrapped around.
   check_argument_error(s, "relay_orient", R"({"project_id":"proj_demo","max_tokens":4611686018427387904})",
-                       "max_tokens must be at most 2.5e+11");
+                       "max_tokens must be at most 250000000000");
 }
 
 TEST_CASE("relay_orchestrate: a project digest with focus snippets, and a global digest") {

@@ -995,6 +995,18 @@ TEST_CASE("a short relay.log that is not the start of a Relay header is refused,
   }
 }
 
+TEST_CASE("an id or value that is not UTF-8 is the caller's invalid input (400), and nothing is written") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  const std::string before = log_bytes(fs);
+  for (auto refused : {store.create_project("p\xff").error(), store.assert_fact(assertion("v\xfe")).error()}) {
+    CHECK(refused.code == errc::invalid_argument);
+    CHECK(refused.message == "a string is not valid UTF-8");
+    CHECK(relay::protocol_error_of(refused).code == "invalid_schema");
+  }
+  CHECK(log_bytes(fs) == before);
+}
+
 TEST_CASE("invalidate_fact on an unknown project is project_not_found") {
   agentctx::io::memory_file_system fs;
   auto store = open_store(fs);

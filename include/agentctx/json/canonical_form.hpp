@@ -68,23 +68,12 @@ inline char* write_es_digits(char* out, bool negative, const char* digits, int k
   return out;
 }
 
-/// Writes `number` as ECMAScript's Number::toString writes it (RFC 8785
-/// section 3.2.2.3) at `out`, which has room for max_es_number_length
-/// characters; returns the end. `number` must be finite.
-inline char* write_es_number(char* out, double number) {
-  if (number == 0) {  // +0 and -0 alike
-    *out++ = '0';
-    return out;
-  }
-  // Whole numbers below 2^53 are their integer digits; that is most numbers
-  // in practice, and cheaper than the shortest-digits search.
-  if (std::fabs(number) < 0x1p53 && number == std::trunc(number)) {
-    return std::to_chars(out, out + max_es_number_length, static_cast<std::int64_t>(number)).ptr;
-  }
-  // The shortest round-trip digits in exponent form, "-d.ddde+XX", taken
-  // apart into k digits and the decimal exponent n of 0.digits * 10^n.
-  char text[32];
-  const char* const end = std::to_chars(text, text + sizeof text, number, std::chars_format::scientific).ptr;
+/// Writes a number given as the shortest round-trip digits in exponent form
+/// ("-d.ddde+XX", what std::to_chars writes with chars_format::scientific,
+/// for a double or a float) as ECMAScript lays them out, at `out`, which has
+/// room for max_es_number_length characters; returns the end.
+inline char* write_es_scientific(char* out, const char* text, const char* end) noexcept {
+  // Taken apart into k digits and the decimal exponent n of 0.digits * 10^n.
   const char* p = text;
   const bool negative = *p == '-';
   if (negative) ++p;
@@ -100,6 +89,24 @@ inline char* write_es_number(char* out, double number) {
   int exponent = 0;
   for (; p < end; ++p) exponent = exponent * 10 + (*p - '0');
   return write_es_digits(out, negative, digits, k, (negative_exponent ? -exponent : exponent) + 1);
+}
+
+/// Writes `number` as ECMAScript's Number::toString writes it (RFC 8785
+/// section 3.2.2.3) at `out`, which has room for max_es_number_length
+/// characters; returns the end. `number` must be finite.
+inline char* write_es_number(char* out, double number) {
+  if (number == 0) {  // +0 and -0 alike
+    *out++ = '0';
+    return out;
+  }
+  // Whole numbers below 2^53 are their integer digits; that is most numbers
+  // in practice, and cheaper than the shortest-digits search.
+  if (std::fabs(number) < 0x1p53 && number == std::trunc(number)) {
+    return std::to_chars(out, out + max_es_number_length, static_cast<std::int64_t>(number)).ptr;
+  }
+  char text[32];
+  const char* const end = std::to_chars(text, text + sizeof text, number, std::chars_format::scientific).ptr;
+  return write_es_scientific(out, text, end);
 }
 
 /// Appends `number` as write_es_number() writes it.

@@ -17,11 +17,12 @@
 //     other bytes, including valid UTF-8, are copied verbatim;
 //   - invalid UTF-8 is replaced by U+FFFD, one per maximal ill-formed
 //     subsequence (the Unicode / WHATWG convention);
-//   - doubles use the shortest text that reads back to the same value
-//     (std::to_chars: 0.1 -> "0.1", 1e21 -> "1e+21", -0.0 -> "-0", 1.0 -> "1");
-//     whole numbers from 2^53 up use exponent form; NaN and infinities, which
-//     JSON cannot express, are written as null;
-//   - floats likewise use the shortest text that reads back to the same f32
+//   - doubles use the shortest digits that read back to the same value, laid
+//     out as ECMAScript and canonical JSON lay them out (0.1 -> "0.1",
+//     1e6 -> "1000000", 1e-7 -> "1e-7", -0.0 -> "0", 1.0 -> "1"); whole
+//     numbers from 2^53 up use exponent form ("1e+21"); NaN and infinities,
+//     which JSON cannot express, are written as null;
+//   - floats likewise use the shortest digits that read back to the same f32
 //     (0.7f -> "0.7"); whole numbers from 2^24 up use exponent form.
 //
 // Calls that break the grammar (a value in an object without a key, a key
@@ -49,6 +50,7 @@
 
 #include "agentctx/core/endian.hpp"
 #include "agentctx/core/utf8.hpp"
+#include "agentctx/json/canonical_form.hpp"
 
 namespace agentctx::json {
 
@@ -207,18 +209,22 @@ class writer {
     requires detail::character_type<T>
   writer& value(T) = delete;
 
-  /// Shortest round-trip text; NaN and infinities become null. Whole numbers
-  /// of magnitude 2^53 or more are written in exponent form (1.2345678901234568e+20,
-  /// not 123456789012345683968) so that no parser mistakes them for integers
-  /// it cannot hold (simdjson rejects integers above 2^64 - 1).
+  /// Shortest round-trip digits laid out as ECMAScript (and canonical JSON)
+  /// writes numbers (1000000, 0.000001, 1e-7, -0 as 0); NaN and infinities
+  /// become null. Whole numbers of magnitude 2^53 or more are written in
+  /// exponent form (1.2345678901234568e+20, not 123456789012345683968) so that
+  /// no parser mistakes them for integers it cannot hold (simdjson rejects
+  /// integers above 2^64 - 1).
   writer& value(double number) {
     if (!std::isfinite(number)) return value(nullptr);
     std::array<char, 32> digits;
     char* const first = digits.data();
     char* const last = first + digits.size();
-    char* end = std::to_chars(first, last, number).ptr;  // 32 characters hold any double
-    if (std::fabs(number) >= 0x1p53 && std::find_if(first, end, [](char c) { return c == '.' || c == 'e'; }) == end) {
+    char* end = nullptr;
+    if (std::fabs(number) >= 0x1p53 && number == std::trunc(number)) {
       end = std::to_chars(first, last, number, std::chars_format::scientific).ptr;
+    } else {
+      end = write_es_number(first, number);  // 32 characters hold any double
     }
     return literal(std::string_view(first, static_cast<std::size_t>(end - first)));
   }
@@ -231,9 +237,13 @@ class writer {
     std::array<char, 32> digits;
     char* const first = digits.data();
     char* const last = first + digits.size();
-    char* end = std::to_chars(first, last, number).ptr;  // 32 characters hold any float
-    if (std::fabs(number) >= 0x1p24f && std::find_if(first, end, [](char c) { return c == '.' || c == 'e'; }) == end) {
-      end = std::to_chars(first, last, number, std::chars_format::scientific).ptr;
+    char* end = std::to_chars(first, last, number, std::chars_format::scientific).ptr;  // 32 hold any float
+    if (number == 0) {  // +0 and -0 alike, as for doubles
+      end = first;
+      *end++ = '0';
+    } else if (std::fabs(number) < 0x1p24f || number != std::trunc(number)) {
+      std::array<char, 32> scientific = digits;
+      end = write_es_scientific(first, scientific.data(), scientific.data() + (end - first));
     }
     return literal(std::string_view(first, static_cast<std::size_t>(end - first)));
   }

@@ -58,6 +58,12 @@ namespace agentctx::relay {
 
 inline constexpr unsigned default_window_days = 14;
 
+/// The largest orient budget taken: 1 TB (max_bytes), 250 G estimated tokens
+/// (max_tokens). A bound far above any bundle, so that the budget arithmetic
+/// and its report stay exact.
+inline constexpr std::size_t max_budget_bytes = 1'000'000'000'000;
+inline constexpr std::size_t max_budget_tokens = max_budget_bytes / 4;
+
 struct orient_options {
   unsigned window_days = default_window_days;
   std::size_t max_packages = 50;
@@ -140,13 +146,20 @@ inline std::string excerpt(std::string_view text, std::size_t limit = 240) {
 }  // namespace detail
 
 /// orient (section 8.3). Errors: not_found for an unknown project;
-/// invalid_argument for a window of 0 days or a zero budget.
+/// invalid_argument for a window of 0 days, a zero budget or one above
+/// max_budget_bytes / max_budget_tokens.
 inline result<orientation> orient(const store& s, const std::string& project_id, const orient_options& options = {}) {
   const project* target = s.find_project(project_id);
   if (target == nullptr) return unexpected(project_not_found(project_id));
   if (options.window_days == 0) return fail(errc::invalid_argument, "window_days must be at least 1");
   if ((options.max_bytes && *options.max_bytes == 0) || (options.max_tokens && *options.max_tokens == 0)) {
     return fail(errc::invalid_argument, "the budget must be at least 1");
+  }
+  if (options.max_bytes && *options.max_bytes > max_budget_bytes) {
+    return fail(errc::invalid_argument, "max_bytes must be at most " + std::to_string(max_budget_bytes));
+  }
+  if (options.max_tokens && *options.max_tokens > max_budget_tokens) {
+    return fail(errc::invalid_argument, "max_tokens must be at most " + std::to_string(max_budget_tokens));
   }
   const std::string now = s.now_text();
   const std::uint64_t now_ms = parse_rfc3339_utc_ms(now).value_or(0);
@@ -159,8 +172,7 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
   orientation out;
   std::optional<std::size_t> budget = options.max_bytes;
   if (options.max_tokens) {
-    const std::size_t token_bytes = *options.max_tokens > SIZE_MAX / 4 ? SIZE_MAX : *options.max_tokens * 4;
-    budget = std::min(budget.value_or(SIZE_MAX), token_bytes);
+    budget = std::min(budget.value_or(SIZE_MAX), *options.max_tokens * 4);
   }
 
   // Which items stay: all, unless a budget says otherwise.

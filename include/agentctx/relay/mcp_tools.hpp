@@ -220,10 +220,6 @@ inline mcp::json_schema pull_output_schema() {
                              .description("Newest first (latest), best first (relevant), or the one package"));
 }
 
-// The largest orient budget taken (1 TB: a bound far above any bundle, so
-// that the budget arithmetic cannot overflow).
-inline constexpr double max_budget_bytes = 1e12;
-
 inline mcp::json_schema orient_input_schema(unsigned max_days) {
   using mcp::json_schema;
   return json_schema::object()
@@ -234,11 +230,11 @@ inline mcp::json_schema orient_input_schema(unsigned max_days) {
       .property("max_bytes",
                 json_schema::integer()
                     .minimum(1)
-                    .maximum(max_budget_bytes)
+                    .maximum(static_cast<double>(max_budget_bytes))
                     .description("Budget: the bundle's compact JSON size; the least significant items are left out"))
       .property("max_tokens", json_schema::integer()
                                   .minimum(1)
-                                  .maximum(max_budget_bytes / 4)
+                                  .maximum(static_cast<double>(max_budget_tokens))
                                   .description("Budget in estimated tokens (bytes / 4), like max_bytes"));
 }
 

@@ -1221,7 +1221,12 @@ class store {
   result<void> commit(const json::value& record) {
     AGENTCTX_TRY(apply(record, true));
     auto text = canonicalizer_.serialize(record, json::canonical_form::jcs);
-    if (!text) return unexpected(std::move(text).error());
+    if (!text) {
+      // What the store holds is UTF-8, so text that is not came with the
+      // call (an id or a value): the caller's input is invalid.
+      if (text.error().code == errc::invalid_utf8) return fail(errc::invalid_argument, text.error().message);
+      return unexpected(std::move(text).error());
+    }
     if (text->size() > max_record_payload) {
       return fail(errc::invalid_argument, "the record would be " + std::to_string(text->size()) +
                                               " bytes; the log takes at most " + std::to_string(max_record_payload));

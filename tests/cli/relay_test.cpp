@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 #include <simdjson.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -1038,4 +1039,21 @@ TEST_CASE("relay export --json needs -o; import reads any readable file and refu
 
 #endif
 
+
+TEST_CASE("relay pull --mode relevant and orchestrate --focus read a store they may not write, without a cache") {
+  if (::geteuid() == 0) {
+    MESSAGE("skipped: root may write any folder, so a read-only store cannot be made here");
+    return;
+  }
+  relay_fixture f;
+  f.deposit(package_text("pkg_a", "Shipped archive"));
+  std::filesystem::permissions(f.store, std::filesystem::perms(0555));
+  const run_result pulled = f.run({"pull", "--mode", "relevant", "--project", "proj_demo", "--query", "archive"});
+  const run_result digest = f.run({"orchestrate", "--project", "proj_demo", "--focus", "archive"});
+  std::filesystem::permissions(f.store, std::filesystem::perms(0755));
+  check_clean_success(pulled);
+  CHECK(contains(pulled.out, "pkg_a"));
+  check_clean_success(digest);
+  CHECK_FALSE(std::filesystem::exists(f.store + "/embeddings"));
+}
 }  // namespace cli_relay_test

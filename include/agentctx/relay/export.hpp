@@ -34,7 +34,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -312,15 +311,14 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
       // hold at a time another fact of its key held, in the store or in
       // the import.
       const std::uint64_t from = f->valid_from_ms;
-      const std::uint64_t to = f->is_current() ? std::numeric_limits<std::uint64_t>::max() : f->valid_to_ms;
+      const std::uint64_t to = f->end_ms();
       if (from < to) {
         const auto overlap = [&](std::uint64_t other_from, std::uint64_t other_to) {
           return other_from < other_to && from < other_to && other_from < to;
         };
         const std::string overlapping = where + "fact " + quote_for_message(f->fact_id) + " would hold at the same time as ";
         for (const fact* held : s.history(f->project_id, f->subject, f->predicate)) {
-          const std::uint64_t held_to = held->is_current() ? std::numeric_limits<std::uint64_t>::max() : held->valid_to_ms;
-          if (overlap(held->valid_from_ms, held_to)) {
+          if (overlap(held->valid_from_ms, held->end_ms())) {
             return fail(errc::already_exists, overlapping + "fact " + quote_for_message(held->fact_id) + " of (" +
                                                   f->subject + ", " + f->predicate + ")");
           }

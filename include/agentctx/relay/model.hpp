@@ -182,6 +182,9 @@ struct fact {
   std::vector<std::string> tags;
 
   bool is_current() const noexcept { return !valid_to.has_value(); }
+  /// The end of the validity span [valid_from, end): valid_to, or the
+  /// largest value while the fact is current.
+  std::uint64_t end_ms() const noexcept { return valid_to ? valid_to_ms : UINT64_MAX; }
   /// valid_from <= t < valid_to (an absent valid_to is +infinity).
   bool holds_at(std::uint64_t t_ms) const noexcept {
     return valid_from_ms <= t_ms && (!valid_to || t_ms < valid_to_ms);

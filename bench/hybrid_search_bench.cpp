@@ -25,9 +25,11 @@
 //   count_terms     bm25_query::count_terms, what hybrid search runs per
 //                   chunk: 64-byte blocks, token starts from the word-byte
 //                   mask, a term compared only where its first two bytes are.
-//   token by token  the same counts made as add_document made them before:
+//   token by token  the same counts as the definition reads them, as
+//                   add_document made them before count_terms
+//                   (bm25_query::count_terms_by_definition:
 //                   for_each_lexical_token, each token compared with each
-//                   term (checked equal to count_terms, chunk by chunk).
+//                   term; checked equal to count_terms, chunk by chunk).
 //   floor           the word-byte mask and the token count of every block,
 //                   nothing else: what any tokenizer of these bytes reads.
 //
@@ -138,33 +140,6 @@ std::string make_query(random_source& random) {
     query += word;
   }
   return query;
-}
-
-// The counts as bm25_query::add_document made them before count_terms: each
-// token of for_each_lexical_token compared with each term.
-std::uint32_t count_token_by_token(const agdb::bm25_query& query, std::string_view text,
-                                   std::span<std::uint32_t> frequencies) {
-  for (auto& f : frequencies) f = 0;
-  std::uint32_t length = 0;
-  const auto& terms = query.terms();
-  agdb::for_each_lexical_token(text, [&](std::string_view token) {
-    ++length;
-    for (std::size_t t = 0; t < terms.size(); ++t) {
-      const std::string& term = terms[t];
-      if (token.size() != term.size()) continue;
-      bool equal = true;
-      for (std::size_t i = 0; i < token.size() && equal; ++i) {
-        char c = token[i];
-        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-        equal = c == term[i];
-      }
-      if (equal) {
-        ++frequencies[t];
-        break;
-      }
-    }
-  });
-  return length;
 }
 
 // The floor: the word-byte mask of every 64-byte block and the count of the
@@ -282,7 +257,7 @@ int run(const options& o) {
     count_seconds.push_back(seconds_since(start));
     start = bench_clock::now();
     for (std::size_t i = 0; i < contents.size(); ++i) {
-      slow_lengths[i] = count_token_by_token(query, contents[i], std::span(slow).subspan(i * terms, terms));
+      slow_lengths[i] = query.count_terms_by_definition(contents[i], std::span(slow).subspan(i * terms, terms));
     }
     token_seconds.push_back(seconds_since(start));
     start = bench_clock::now();

@@ -8,11 +8,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "agentctx/agdb/layer_compact.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
+#include "common/output_file.hpp"
 
 namespace agentsdb {
 namespace {
@@ -36,8 +38,15 @@ int run_compact(compact_cli_options o) {
       return usage_error("--out " + o.request.out + " is an input; compact never writes its inputs");
     }
   }
+  auto checked = agentctx_cli::check_output_file(o.request.out, {}, "--out");
+  if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);
+  const agentctx_cli::output_file target = std::get<agentctx_cli::output_file>(std::move(checked));
+  const std::string named_out = o.request.out;
+  o.request.out = target.path;
   auto report = agdb::compact_layers(agentctx::io::default_file_system(), o.request);
+  o.request.out = named_out;
   if (!report) return report_error(report.error());
+  agentctx_cli::restore_mode(target);
   if (o.json) {
     std::string out;
     agentctx::json::writer w(out, agentctx::json::layout::pretty);

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <iostream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "agentctx/agdb/embedder_config.hpp"
@@ -17,6 +18,7 @@
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
 #include "common/embedder_options.hpp"
+#include "common/output_file.hpp"
 
 namespace agentsdb {
 namespace {
@@ -69,6 +71,9 @@ int run_compile(compile_cli_options& o) {
     std::cerr << "agentsdb: nothing to compile: give --include GLOB or --text TEXT\n";
     return exit_usage;
   }
+  auto checked = agentctx_cli::check_output_file(o.out, {}, "--out");
+  if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);
+  const agentctx_cli::output_file target = std::get<agentctx_cli::output_file>(std::move(checked));
   o.library.tool_name = "agentsdb";
   o.library.tool_version = "0.1.0";
 
@@ -81,12 +86,13 @@ int run_compile(compile_cli_options& o) {
 
   agentctx::result<agdb::compile_summary> summary = [&] {
     progress_line progress(!o.quiet && ::isatty(STDOUT_FILENO) && ::isatty(STDERR_FILENO));
-    return agdb::compile_layer(agentctx::io::default_file_system(), o.library, embedder, o.out,
+    return agdb::compile_layer(agentctx::io::default_file_system(), o.library, embedder, target.path,
                                [&](std::size_t done, std::size_t total, std::uint64_t bytes) {
                                  progress.update(done, total, bytes);
                                });
   }();
   if (!summary) return report_error(std::move(summary).error());
+  agentctx_cli::restore_mode(target);
   const auto& s = *summary;
   for (const auto& skipped : s.skipped) {
     std::cerr << "agentsdb: warning: skipped " << skipped.path << ": " << skipped.reason << '\n';

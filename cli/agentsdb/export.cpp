@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "agentctx/agdb/layer_export.hpp"
@@ -18,6 +19,7 @@
 #include "agentctx/io/atomic_file.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentsdb/command.hpp"
+#include "common/output_file.hpp"
 #include "agentsdb/layer_files.hpp"
 #include "agentsdb/output.hpp"
 
@@ -47,6 +49,12 @@ int run_export(const export_cli_options& o) {
   const auto redact = agdb::parse_redaction(o.redact);
   if (!redact) return usage_error("--redact must be none, content, embeddings or all, not '" + o.redact + "'");
   options.redact = *redact;
+  std::optional<agentctx_cli::output_file> target;
+  if (o.out) {
+    auto checked = agentctx_cli::check_output_file(*o.out, {}, "--out");
+    if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);
+    target = std::get<agentctx_cli::output_file>(std::move(checked));
+  }
   agdb::layer_set wanted = o.layers.empty() ? agdb::layer_set::all() : agdb::layer_set{};
   for (const std::string& name : o.layers) {
     const auto layer = agdb::parse_layer_name(name);
@@ -92,13 +100,14 @@ int run_export(const export_cli_options& o) {
     if (std::fflush(stdout) != 0) return usage_error("cannot write to standard output");
     return exit_ok;
   }
-  auto writer = agentctx::io::atomic_file_writer::begin(fs, *o.out);
+  auto writer = agentctx::io::atomic_file_writer::begin(fs, target->path);
   if (!writer) return report_error(writer.error());
   auto written = agdb::write_export(inputs, options, [&](std::string_view piece) {
     return writer->append(std::as_bytes(std::span(piece.data(), piece.size())));
   });
   if (!written) return report_error(written.error());
   if (auto committed = writer->commit(); !committed) return report_error(committed.error());
+  agentctx_cli::restore_mode(*target);
   std::cout << "exported " << count_of(chunks, "chunk") << " from " << count_of(inputs.size(), "layer") << " to "
             << *o.out << '\n';
   return exit_ok;

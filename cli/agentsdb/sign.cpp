@@ -7,11 +7,13 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <variant>
 
 #include "agentctx/agdb/layer_signature.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentsdb/command.hpp"
+#include "common/output_file.hpp"
 
 namespace agentsdb {
 namespace {
@@ -38,13 +40,17 @@ int run_sign(const sign_options& o) {
       return usage_error("the signature file " + signature_path + " would overwrite " + *input);
     }
   }
+  auto checked = agentctx_cli::check_output_file(signature_path, {}, "--out");
+  if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);
+  const agentctx_cli::output_file target = std::get<agentctx_cli::output_file>(std::move(checked));
   auto& fs = agentctx::io::default_file_system();
   auto key = agdb::read_private_key_file(fs, o.key);
   if (!key) return report_error(key.error());
   auto signature = agdb::sign_layer_file(fs, o.in, *key);
   if (!signature) return report_error(signature.error());
-  auto written = agdb::write_signature_file(fs, signature_path, *signature);
+  auto written = agdb::write_signature_file(fs, target.path, *signature);
   if (!written) return report_error(written.error());
+  agentctx_cli::restore_mode(target);
 
   const std::string digest = agentctx::to_hex(signature->layer_sha256);
   if (o.json) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <variant>
 
@@ -23,13 +24,15 @@ struct output_file {
   std::optional<std::filesystem::perms> keep_mode;   ///< the replaced file's permission bits
 };
 
-/// The target of `-o FILE`, or a one-line reason it is refused (a usage
-/// error). `protected_dir`, when not empty, is a folder FILE must not be in.
+/// The target of `-o FILE` (or of the option named `option`), or a one-line
+/// reason it is refused (a usage error). `protected_dir`, when not empty, is
+/// a folder FILE must not be in.
 inline std::variant<output_file, std::string> check_output_file(const std::string& file,
-                                                               const std::string& protected_dir = {}) {
+                                                               const std::string& protected_dir = {},
+                                                               std::string_view option = "-o") {
   namespace fs = std::filesystem;
-  const std::string named = "-o " + agentctx::escape_for_message(file, 200);
-  if (file.empty()) return std::string("-o: the file must be named (it is empty)");
+  const std::string named = std::string(option) + " " + agentctx::escape_for_message(file, 200);
+  if (file.empty()) return std::string(option) + ": the file must be named (it is empty)";
   if (file.back() == '/') return named + ": names a folder, not a file";
   output_file out{file, std::nullopt};
   std::error_code ec;
@@ -37,8 +40,7 @@ inline std::variant<output_file, std::string> check_output_file(const std::strin
   if (!ec && fs::exists(status)) {
     if (fs::is_directory(status)) return named + ": is a folder, not a file";
     if (!fs::is_regular_file(status)) {
-      return named + ": not a regular file (a device, FIFO or socket is not replaced; leave out -o to write to "
-                     "standard output)";
+      return named + ": not a regular file (a device, FIFO or socket is not replaced)";
     }
     out.keep_mode = status.permissions();
     if (fs::is_symlink(fs::symlink_status(file, ec))) {
@@ -50,7 +52,7 @@ inline std::variant<output_file, std::string> check_output_file(const std::strin
   if (!protected_dir.empty()) {
     const fs::path inside = fs::weakly_canonical(fs::absolute(out.path, ec), ec).lexically_relative(
         fs::weakly_canonical(fs::absolute(protected_dir, ec), ec));
-    if (!inside.empty() && *inside.begin() != "..") return named + ": is inside the store's folder";
+    if (!inside.empty() && *inside.begin() != "..") return named + ": is inside the store's folder, which the tool keeps";
   }
   return out;
 }

@@ -8,10 +8,12 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <variant>
 
 #include "agentctx/core/base64.hpp"
 #include "agentctx/io/atomic_file.hpp"
 #include "agentctx/io/posix_file_system.hpp"
+#include "common/output_file.hpp"
 #include "ctxstore/command.hpp"
 #include "ctxstore/output.hpp"
 #include "ctxstore/store_access.hpp"
@@ -27,12 +29,19 @@ struct blob_get_options : common_options {
 int run_blob_get(const blob_get_options& o) {
   const auto hash = agentctx::parse_hex_digest(o.hash);
   if (!hash) return usage_error("not a blob hash: '" + o.hash + "'");  // the option's check passed it
+  std::optional<agentctx_cli::output_file> target;
+  if (o.out) {
+    auto checked = agentctx_cli::check_output_file(*o.out, {}, "--out");
+    if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);
+    target = std::get<agentctx_cli::output_file>(std::move(checked));
+  }
   return with_reader(o, [&](const turns::turn_store& s) {
     auto bytes = s.get_blob(*hash);
     if (!bytes) return report_error(bytes.error());
     if (o.out) {
-      auto written = agentctx::io::write_file_atomically(agentctx::io::default_file_system(), *o.out, *bytes);
+      auto written = agentctx::io::write_file_atomically(agentctx::io::default_file_system(), target->path, *bytes);
       if (!written) return report_error(written.error());
+      agentctx_cli::restore_mode(*target);
     }
     if (o.json) {
       return print_json([&](agentctx::json::writer& w) {

@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 #include <simdjson.h>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -180,6 +182,35 @@ TEST_CASE("agentsdb export/import: bad requests are one-line errors with the doc
   check_error(repo.run({"import", "--in", "nothing.json", "--target", "user"}), 2, "nothing.json: open failed: No such file or directory");
   check_error(repo.run({"import", "--in", "redacted.json", "--target", "base"}), 2, "--target must be local, delta or user");
   CHECK_FALSE(std::filesystem::exists(repo.dir.path() + "/AGENTS.user.db"));
+}
+
+TEST_CASE("agentsdb --out replaces only a regular file, writes through a symbolic link and keeps the file's mode") {
+  export_repo repo;
+  const std::string dir = repo.dir.path();
+  REQUIRE(::mkfifo((dir + "/fifo").c_str(), 0600) == 0);
+  std::filesystem::create_directories(dir + "/folder");
+  for (const std::string& out : {std::string("/dev/null"), dir + "/fifo"}) {
+    CAPTURE(out);
+    check_error(repo.run({"export", "--out", out}), 2, "--out " + out + ": not a regular file");
+    check_error(repo.run({"compile", "--root", ".", "--include", "AGENTS.md", "--out", out}), 2, "not a regular file");
+    check_error(repo.run({"compact", "--base", "AGENTS.db", "--user", "AGENTS.user.db", "--out", out}), 2,
+                "not a regular file");
+  }
+  check_error(repo.run({"export", "--out", dir + "/folder"}), 2, "is a folder, not a file");
+  check_error(repo.run({"export", "--out", ""}), 2, "--out: the file must be named (it is empty)");
+  check_error(repo.run({"compile", "--root", ".", "--include", "AGENTS.md", "--out", "folder/"}), 2, "names a folder");
+  CHECK(std::filesystem::is_fifo(dir + "/fifo"));
+
+  // A link to a file: the file gets the export, the link stays, the mode is kept.
+  cli_test::write_file(dir + "/target.json", "old");
+  std::filesystem::permissions(dir + "/target.json", std::filesystem::perms(0640));
+  std::filesystem::create_symlink("target.json", dir + "/link.json");
+  check_clean_success(repo.run({"export", "--out", "link.json"}));
+  CHECK(std::filesystem::is_symlink(dir + "/link.json"));
+  CHECK(contains(cli_test::read_file(dir + "/target.json"), "agentsdb.export.v1"));
+  CHECK((std::filesystem::status(dir + "/target.json").permissions() & std::filesystem::perms::all) ==
+        std::filesystem::perms(0640));
+  check_clean_success(repo.run({"compile", "--root", ".", "--include", "AGENTS.md", "--out", "AGENTS.db"}));
 }
 
 #endif

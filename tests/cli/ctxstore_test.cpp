@@ -337,6 +337,9 @@ TEST_CASE("ctxstore: binary payloads from --file and stdin come back byte-exact;
   CHECK(to_file.out == "wrote 773 bytes to " + out_path + "\n");
   CHECK(cli_test::read_file(out_path) == binary);
   for (const std::string& name : cli_test::list_directory(f.dir.path())) CHECK(name.find(".tmp.") == std::string::npos);
+  // Only a regular file is replaced: not a device, nor a folder.
+  check_failure(f.run({"blob", "get", hash_of(binary), "--out", "/dev/null"}), 2, "--out /dev/null: not a regular file");
+  check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.dir.path()}), 2, "is a folder, not a file");
   simdjson::dom::parser blob_parser;
   const auto blob = f.json(blob_parser, {"blob", "get", hash_of(binary)});
   CHECK(text_of(blob, "hash") == hash_of(binary));

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "agentctx/core/quote.hpp"
 #include "agentctx/memory/agent_memory.hpp"
 #include "agentctx/memory/errors.hpp"
 #include "agentctx/memory/result_json.hpp"
@@ -90,7 +91,7 @@ inline void add_common_options(CLI::App& sub, common_options& o, bool writes) {
 /// Prints "agent-memory: <Code>: <message>" on stderr and, with --json, the
 /// seed's error object on stdout; returns the exit code.
 inline int report(const common_options& o, const memory::memory_error& e) {
-  std::cerr << program_name << ": " << memory::code_name(e.code) << ": " << e.message << '\n';
+  std::cerr << program_name << ": " << memory::code_name(e.code) << ": " << agentctx::printable_line(e.message) << '\n';
   if (o.json) std::cout << e.json(agentctx::json::layout::pretty) << '\n';
   return exit_code_of(e.code);
 }
@@ -98,7 +99,7 @@ inline int report(const common_options& o, const memory::memory_error& e) {
 /// Prints each warning on stderr as "agent-memory: warning: <Code>: <message>".
 inline void print_warnings(const std::vector<memory::warning>& warnings) {
   for (const memory::warning& w : warnings) {
-    std::cerr << program_name << ": warning: " << memory::code_name(w.code) << ": " << w.message << '\n';
+    std::cerr << program_name << ": warning: " << memory::code_name(w.code) << ": " << agentctx::printable_line(w.message) << '\n';
   }
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "agentctx/core/error.hpp"
+#include "agentctx/core/quote.hpp"
 
 namespace agentctx_cli {
 
@@ -72,7 +73,7 @@ struct command_table {
 /// exit_failure for damaged data and for what does not exist, exit_usage for
 /// caller and environment errors (a missing file among them).
 inline int report_error(std::string_view program, const agentctx::error& e) {
-  std::cerr << program << ": " << e.describe() << '\n';
+  std::cerr << program << ": " << agentctx::printable_line(e.describe()) << '\n';
   const bool data_problem = agentctx::is_data_error(e.code) || e.code == agentctx::errc::not_found;
   const bool missing_file = e.code == agentctx::errc::not_found && e.sys_errno != 0;
   return data_problem && !missing_file ? exit_failure : exit_usage;
@@ -80,7 +81,7 @@ inline int report_error(std::string_view program, const agentctx::error& e) {
 
 /// Prints "<program>: <message>" on stderr and returns exit_usage.
 inline int usage_error(std::string_view program, const std::string& message) {
-  std::cerr << program << ": " << message << '\n';
+  std::cerr << program << ": " << agentctx::printable_line(message) << '\n';
   return exit_usage;
 }
 
@@ -133,7 +134,13 @@ inline int run_command_line(CLI::App& app, const command_table& table, int argc,
     for (char& c : message) {
       if (c == '\n') c = ' ';
     }
-    message += " (run '" + command_path(app, program) + " --help' for usage)";
+    // CLI11's "--mode: At Most 1 required but received 2", said plainly.
+    constexpr std::string_view at_most_one = "At Most 1 required but received ";
+    if (const std::size_t at = message.find(at_most_one); at != std::string::npos) {
+      message = message.substr(0, at) + "given " + message.substr(at + at_most_one.size()) +
+                " times, but it takes one value";
+    }
+    message = agentctx::printable_line(message) + " (run '" + command_path(app, program) + " --help' for usage)";
     if (report_usage) return report_usage(message);
     std::cerr << program << ": " << message << '\n';
     return exit_usage;

@@ -27,18 +27,31 @@ void add_embedder_options(CLI::App& app, embedder_options& o) {
                  "Directory of an embedding cache: texts embedded before are not embedded again");
 }
 
+std::vector<std::string> embed_command_flags_given(const embedder_options& o) {
+  const embedder_options defaults;
+  std::vector<std::string> given;
+  if (!o.command.empty()) given.push_back("--embed-command");
+  if (o.backend != defaults.backend) given.push_back("--embed-backend");
+  if (!o.model.empty()) given.push_back("--embed-model");
+  if (!o.revision.empty()) given.push_back("--embed-revision");
+  if (o.norm != defaults.norm) given.push_back("--embed-norm");
+  return given;
+}
+
+std::optional<std::string> first_embedder_flag_given(const embedder_options& o) {
+  if (!o.embedder.empty()) return "--embedder";
+  if (const std::vector<std::string> given = embed_command_flags_given(o); !given.empty()) return given.front();
+  if (o.dim != 0) return "--dim";
+  if (!o.cache_dir.empty()) return "--embedding-cache";
+  return std::nullopt;
+}
+
 agentctx::result<std::optional<agentctx::agdb::embedder_config>> to_embedder_config(const embedder_options& o) {
   namespace agdb = agentctx::agdb;
   using agentctx::errc;
   using agentctx::fail;
-  const embedder_options defaults;
   // The --embed-* flags given, for messages about flags that do not apply.
-  std::vector<std::string> command_flags;
-  if (!o.command.empty()) command_flags.push_back("--embed-command");
-  if (o.backend != defaults.backend) command_flags.push_back("--embed-backend");
-  if (!o.model.empty()) command_flags.push_back("--embed-model");
-  if (!o.revision.empty()) command_flags.push_back("--embed-revision");
-  if (o.norm != defaults.norm) command_flags.push_back("--embed-norm");
+  const std::vector<std::string> command_flags = embed_command_flags_given(o);
 
   if (o.embedder == "command") {
     if (o.command.empty()) return fail(errc::invalid_argument, "--embedder command needs --embed-command CMD");

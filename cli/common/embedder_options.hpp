@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agentctx/agdb/embedder_config.hpp"
 #include "agentctx/core/result.hpp"
@@ -49,5 +50,13 @@ void add_embedder_options(CLI::App& app, embedder_options& o);
 /// without --embed-command or --dim, --embedding-cache with neither
 /// --embedder nor --dim.
 agentctx::result<std::optional<agentctx::agdb::embedder_config>> to_embedder_config(const embedder_options& o);
+
+/// The --embed-* flags the user gave (those that --embedder command needs
+/// or configures), in the order above.
+std::vector<std::string> embed_command_flags_given(const embedder_options& o);
+
+/// The first of the options above the user gave, or nullopt: for a command
+/// to refuse them in a mode that embeds nothing.
+std::optional<std::string> first_embedder_flag_given(const embedder_options& o);
 
 }  // namespace agentctx_cli

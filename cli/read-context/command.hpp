@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "agentctx/core/quote.hpp"
 #include "agentctx/context/loader.hpp"
 #include "agentctx/context/result_json.hpp"
 #include "agentctx/io/confined_file_system.hpp"
@@ -87,7 +88,7 @@ inline void add_common_options(CLI::App& sub, common_options& o, bool json_outpu
 /// Prints "read-context: <error>" on stderr and, with --json, the error
 /// envelope on stdout; returns the exit code.
 inline int report(const common_options& o, const agentctx::error& e) {
-  std::cerr << program_name << ": " << e.describe() << '\n';
+  std::cerr << program_name << ": " << agentctx::printable_line(e.describe()) << '\n';
   if (o.json) std::cout << context::error_json(e, agentctx::json::layout::pretty) << '\n';
   return exit_code_of(e);
 }

@@ -23,6 +23,7 @@ struct canonical_options : common_options {
 };
 
 int run_canonical(const canonical_options& o) {
+  if (const int refused = check_store_argument(o)) return refused;  // unused here, but checked as everywhere
   auto text = read_input(o.file, max_document_input);
   if (!text) return report_error(o, text.error());
   const json::canonical_form form = o.rfc8785 ? json::canonical_form::jcs : json::canonical_form::relay;
@@ -39,7 +40,7 @@ int run_canonical(const canonical_options& o) {
     });
   }
   if (std::fwrite(canonical->data(), 1, canonical->size(), stdout) != canonical->size() || std::fflush(stdout) != 0) {
-    return usage_error(o, "cannot write to standard output");
+    return output_failure(o);
   }
   return exit_ok;
 }

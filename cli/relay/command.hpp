@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "agentctx/core/error.hpp"
+#include "agentctx/core/quote.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/relay/errors.hpp"
 #include "agentctx/relay/log_format.hpp"
@@ -55,6 +56,9 @@ struct common_options {
   std::string store = ".relay";
   bool json = false;
   std::string_view program = program_name;
+  /// " (run 'relay pull --help' for usage)": what usage_error() adds to an
+  /// argument error (set by add_common_options).
+  std::string usage_hint;
 };
 
 /// Takes --store DIR and --json given before the subcommand ("relay --store
@@ -83,6 +87,11 @@ inline void add_global_options(CLI::App& app) {
 }
 
 inline void add_common_options(CLI::App& sub, common_options& o) {
+  std::string path;
+  for (const CLI::App* at = &sub; at != nullptr; at = at->get_parent()) {
+    path = at->get_parent() == nullptr ? std::string(o.program) + path : " " + at->get_name() + path;
+  }
+  o.usage_hint = " (run '" + path + " --help' for usage)";
   sub.footer(std::string(exit_codes_help));
   sub.add_option("--store", o.store, "The store's folder (created by the first write)")->capture_default_str();
   sub.add_flag("--json", o.json, "Print the result as one JSON document (errors too, besides the stderr line)");
@@ -143,7 +152,7 @@ inline failure_kind classify(const agentctx::error& e) {
 /// Prints "<program>: <error>" on stderr and, with --json,
 /// {"error": {"code", "status", "message"}} on stdout; returns the exit code.
 inline int report(const common_options& o, const agentctx::error& e, const failure_kind& kind) {
-  const std::string message = e.describe();
+  const std::string message = agentctx::printable_line(e.describe());
   std::cerr << o.program << ": " << message << '\n';
   if (o.json) {
     std::string out;
@@ -161,9 +170,17 @@ inline int report(const common_options& o, const agentctx::error& e, const failu
 /// Reports a library error (see classify) and returns its exit code.
 inline int report_error(const common_options& o, const agentctx::error& e) { return report(o, e, classify(e)); }
 
-/// Reports a usage error (exit 2).
+/// Reports a usage error (exit 2): an argument that is wrong or missing, or
+/// that does not fit the others; the message ends with the help to read.
 inline int usage_error(const common_options& o, const std::string& message) {
-  return report(o, agentctx::make_error(agentctx::errc::invalid_argument, message), usage_failure);
+  const bool hinted = message.find(" --help' for usage)") != std::string::npos;
+  return report(o, agentctx::make_error(agentctx::errc::invalid_argument, hinted ? message : message + o.usage_hint),
+                usage_failure);
+}
+
+/// Reports that standard output could not be written (an I/O error, exit 2).
+inline int output_failure(const common_options& o) {
+  return report_error(o, agentctx::make_error(agentctx::errc::io_error, "cannot write to standard output"));
 }
 
 /// True when the command line asks for --json (before a "--" that ends the

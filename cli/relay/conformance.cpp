@@ -8,11 +8,13 @@
 #include "agentctx/relay/conformance.hpp"
 #include "relay/command.hpp"
 #include "relay/output.hpp"
+#include "relay/store_access.hpp"
 
 namespace relay_cli {
 namespace {
 
 int run_conformance(const common_options& o) {
+  if (const int refused = check_store_argument(o)) return refused;  // unused here, but checked as everywhere
   const json::value descriptor = relay::conformance_descriptor();
   if (o.json) return print_value(descriptor);
   const json::value& implementation = member(descriptor, "implementation");

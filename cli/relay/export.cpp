@@ -4,7 +4,9 @@
 //   relay export --project proj_demo > demo.ndjson
 //   relay export -o backup.ndjson          # replaced atomically
 // To standard output the NDJSON is the output; --json (one JSON document on
-// stdout, the summary) needs -o FILE.
+// stdout, the summary) needs -o FILE. A quarantined package cannot be
+// restored, so it is left out, named on stderr, and the command exits 1
+// after writing the rest.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
@@ -12,6 +14,7 @@
 #include <span>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "agentctx/io/atomic_file.hpp"
 #include "agentctx/io/posix_file_system.hpp"
@@ -42,26 +45,46 @@ int run_export(const export_options& o) {
   }
   return with_reader(o, [&](const relay::store& s) {
     std::string text;
-    if (auto exported = relay::export_ndjson(s, o.project, text); !exported) return report_error(o, exported.error());
+    auto exported = relay::export_ndjson(s, o.project, text);
+    if (!exported) return report_error(o, exported.error());
+    const std::vector<std::string>& left_out = exported->left_out;
+    for (const std::string& q : left_out) {
+      std::cerr << o.program << ": left out quarantined package " << shown(q) << '\n';
+    }
+    // The rest is written; the exit code says the backup is not whole.
+    const int done = left_out.empty() ? static_cast<int>(exit_ok) : static_cast<int>(exit_failure);
+    if (!left_out.empty()) {
+      std::cerr << o.program << ": the export leaves out " << count_of(left_out.size(), "quarantined package")
+                << " ('relay verify' lists why)\n";
+    }
     if (!o.out) {
       if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
-        return usage_error(o, "cannot write to standard output");
+        return output_failure(o);
       }
-      return static_cast<int>(exit_ok);
+      return done;
     }
     auto written = agentctx::io::write_file_atomically(agentctx::io::default_file_system(), target->path,
                                                        std::as_bytes(std::span(text.data(), text.size())));
     if (!written) return report_error(o, written.error());
     agentctx_cli::restore_mode(*target);
     const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
+    const relay::export_counts& c = exported->lines;
     if (o.json) {
-      return print_json([&](json::writer& w) {
-        w.begin_object().key("out").value(*o.out).key("lines").value(lines).key("bytes").value(text.size()).end_object();
+      const int printed = print_json([&](json::writer& w) {
+        w.begin_object().key("out").value(*o.out).key("lines").value(lines).key("bytes").value(text.size());
+        w.key("projects").value(c.projects).key("sessions").value(c.sessions).key("packages").value(c.packages);
+        w.key("status_changes").value(c.status_changes).key("facts").value(c.facts);
+        w.key("left_out").begin_array();
+        for (const std::string& q : left_out) w.value(q);
+        w.end_array().end_object();
       });
+      return printed != exit_ok ? printed : done;
     }
-    std::cout << "exported " << count_of(lines, "line") << " (" << count_of(text.size(), "byte") << ") to " << shown(*o.out)
-              << '\n';
-    return static_cast<int>(exit_ok);
+    std::cout << "exported " << count_of(c.projects, "project") << ", " << count_of(c.sessions, "session") << ", "
+              << count_of(c.packages, "package") << ", " << count_of(c.status_changes, "status change") << ", "
+              << count_of(c.facts, "fact") << ": " << count_of(lines, "line") << " (" << count_of(text.size(), "byte")
+              << ") to " << shown(*o.out) << '\n';
+    return done;
   });
 }
 

@@ -21,6 +21,7 @@ struct hash_options : common_options {
 };
 
 int run_hash(const hash_options& o) {
+  if (const int refused = check_store_argument(o)) return refused;  // unused here, but checked as everywhere
   auto text = read_input(o.file, max_package_input);
   if (!text) return report_error(o, text.error());
   json::canonicalizer canonicalizer;

@@ -18,14 +18,21 @@ namespace {
 
 struct import_options : writer_options {
   std::string file;
+  bool partial = false;
 };
 
 int run_import(const import_options& o) {
   auto text = read_input(o.file, max_export_input);
   if (!text) return report_error(o, text.error());
   return with_writer(o, [&](relay::store& s) {
-    auto imported = relay::import_ndjson(s, *text);
-    if (!imported) return report_error(o, imported.error().with_path(input_name(o.file)));
+    relay::import_options options;
+    options.allow_incomplete = o.partial;
+    auto imported = relay::import_ndjson(s, *text, options);
+    if (!imported) {
+      agentctx::error e = std::move(imported).error().with_path(input_name(o.file));
+      if (e.message.starts_with("the export is incomplete")) e.message += " (--partial imports what it holds)";
+      return report_error(o, e);
+    }
     const relay::import_report& r = *imported;
     if (o.json) {
       return print_json([&](json::writer& w) {
@@ -58,6 +65,8 @@ int run_import(const import_options& o) {
 void register_import(CLI::App& app, command_table& table) {
   auto [sub, opts] = add_command(app, table, "import", "Restore an export (NDJSON file, or - for stdin)", run_import);
   sub->add_option("FILE", opts->file, "The export, or - for standard input")->required();
+  sub->add_flag("--partial", opts->partial,
+                "Import an export that lacks its end line (a file cut short): what it holds, checked as usual");
   add_writer_options(*sub, *opts);
 }
 

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <iostream>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "agentctx/agdb/hash_embedder.hpp"
@@ -24,7 +25,7 @@ namespace {
 struct orchestrate_cli_options : common_options {
   std::string project;
   std::string focus;
-  std::size_t snippets = relay::orchestrate_options{}.snippets;
+  std::optional<std::size_t> snippets;  ///< default: relay::orchestrate_options{}.snippets
   unsigned window_days = relay::default_window_days;
   agentctx_cli::embedder_options embedder;
 };
@@ -96,11 +97,17 @@ int print_digest(const json::value& digest) {
 }
 
 int run_orchestrate(const orchestrate_cli_options& o) {
+  if (o.focus.empty()) {
+    if (o.snippets) return usage_error(o, "--snippets needs --focus TOPIC (snippets are the packages most similar to it)");
+    if (const auto flag = agentctx_cli::first_embedder_flag_given(o.embedder)) {
+      return usage_error(o, *flag + " needs --focus TOPIC (without a focus nothing is embedded)");
+    }
+  }
   return with_reader(o, [&](const relay::store& s) {
     relay::orchestrate_options options;
     options.project_id = o.project;
     options.focus = o.focus;
-    options.snippets = o.snippets;
+    if (o.snippets) options.snippets = *o.snippets;
     options.window_days = o.window_days;
     const auto digest_with = [&](agentctx::agdb::embedder& embedder) {
       auto digest = relay::orchestrate(s, options, embedder);
@@ -125,8 +132,9 @@ void register_orchestrate(CLI::App& app, command_table& table) {
                                  run_orchestrate);
   sub->add_option("--project", opts->project, "The project (default: a global digest of every active project)");
   sub->add_option("--focus", opts->focus, "A topic: adds the packages most similar to it as snippets");
-  sub->add_option("--snippets", opts->snippets, "How many snippets at the most (with --focus)")
-      ->capture_default_str()
+  sub->add_option("--snippets", opts->snippets,
+                  "How many snippets at the most (with --focus; default " +
+                      std::to_string(relay::orchestrate_options{}.snippets) + ")")
       ->check(positive_count);
   sub->add_option("--window-days", opts->window_days, "Packages created in the last N days")
       ->capture_default_str()

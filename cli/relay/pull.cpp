@@ -132,6 +132,11 @@ int pull_relevant(const pull_options& o) {
 int run_pull(const pull_options& o) {
   if (o.mode != "relevant" && !o.query.empty()) return usage_error(o, "--query applies to --mode relevant only");
   if (o.mode != "specific" && !o.package.empty()) return usage_error(o, "--package applies to --mode specific only");
+  if (o.mode != "relevant") {
+    if (const auto flag = agentctx_cli::first_embedder_flag_given(o.embedder)) {
+      return usage_error(o, *flag + " applies to --mode relevant only (the other modes embed nothing)");
+    }
+  }
   if (o.mode == "latest") return pull_latest(o);
   if (o.mode == "specific") return pull_specific(o);
   return pull_relevant(o);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "agentctx/core/time.hpp"
+#include "agentctx/relay/log_format.hpp"
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 #if defined(RELAY_BIN)
@@ -164,6 +165,142 @@ TEST_CASE("relay repair keeps a key's later facts when the fact they superseded 
   check_clean_success(current);
   CHECK(contains(current.out, "value_2"));
   CHECK_FALSE(contains(current.out, "value_0"));
+}
+
+TEST_CASE("relay: a write that fails on a store it would create leaves no store behind") {
+  relay_fixture f;
+  // A new folder: the failed deposit removes the folder it made.
+  check_failure(f.run({"deposit", f.file("bad.json", R"({"title":"no project"})")}), exit_invalid_schema,
+                "is required");
+  CHECK_FALSE(std::filesystem::exists(f.store));
+  check_failure(f.run({"import", f.file("junk.ndjson", "not json\n")}), exit_invalid_schema, "line 1");
+  CHECK_FALSE(std::filesystem::exists(f.store));
+  CHECK(std::filesystem::is_empty(f.dir.path() + "/") == false);  // the inputs are still there
+  for (const auto& entry : std::filesystem::directory_iterator(f.dir.path())) {
+    CHECK(entry.path().filename().string().find("discarded") == std::string::npos);
+  }
+  // A folder that was there: it stays, without a relay.log (so it holds no store).
+  std::filesystem::create_directories(f.store);
+  check_failure(f.run({"deposit", f.file("bad.json", R"({"title":"no project"})")}), exit_invalid_schema,
+                "is required");
+  CHECK(std::filesystem::is_directory(f.store));
+  CHECK_FALSE(std::filesystem::exists(f.store + "/relay.log"));
+  check_failure(f.run({"verify"}), exit_usage, "no Relay store here");
+  // A store that holds records is never removed, whatever fails.
+  deposit(f, "pkg_kept");
+  check_failure(f.run({"deposit", f.file("bad.json", R"({"title":"no project"})")}), exit_invalid_schema,
+                "is required");
+  CHECK(f.run({"pull", "--mode", "specific", "--package", "pkg_kept"}).exit_code == 0);
+}
+
+TEST_CASE("relay error messages show control bytes and bytes that are not UTF-8 escaped, on one line") {
+  relay_fixture f;
+  deposit(f, "pkg_1");
+  const std::vector<std::vector<std::string>> commands = {
+      {"orient", "--project", "x\x01y"},
+      {"pull", "--mode", "latest", "--project", "x\x1b[2Jy"},
+      {"review", "--list", "--project", "x\x1by"},
+      {"facts", "--project", "proj_demo", "--at", "x\x1by"},
+      {"pull", "--mode", "x\x1by"},
+      {"project", "show", "\xff"},
+      {"deposit", f.file("f\x1b.json", "{")},
+  };
+  for (const std::vector<std::string>& command : commands) {
+    const run_result r = f.run(command);
+    CAPTURE(r.err);
+    CHECK(r.exit_code != 0);
+    CHECK(cli_test::line_count(r.err) == 1);
+    CHECK(r.err.find('\x1b') == std::string::npos);
+    CHECK(r.err.find('\x01') == std::string::npos);
+    CHECK(r.err.find('\xff') == std::string::npos);
+    CHECK((contains(r.err, "\\x1b") || contains(r.err, "\\x01") || contains(r.err, "\\xff")));
+  }
+  // JSON that is not JSON: the byte offset of the problem, said once.
+  const run_result broken = f.run({"deposit", f.file("broken.json", "{\"a\":1,}")});
+  check_failure(broken, exit_invalid_schema, "broken.json: at byte 7: the package is not JSON: expected a member name");
+  CHECK_FALSE(contains(broken.err, "not JSON: not JSON"));
+  check_failure(f.run({"deposit", f.file("empty.json", "")}), exit_invalid_schema,
+                "empty.json: the package is not JSON: the text is empty");
+}
+
+TEST_CASE("relay refuses options that do not apply to the mode asked for") {
+  relay_fixture f;
+  deposit(f, "pkg_1");
+  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--dim", "16"}), exit_usage,
+                "--dim applies to --mode relevant only (the other modes embed nothing) (run 'relay pull --help' for "
+                "usage)");
+  check_failure(f.run({"pull", "--mode", "latest", "--mode", "specific"}), exit_usage,
+                "--mode: given 2 times, but it takes one value (run 'relay pull --help' for usage)");
+  check_failure(f.run({"project", "show"}), exit_usage, "(run 'relay project show --help' for usage)");
+  check_failure(f.run({"review", "--list"}), exit_usage, "--list needs --project P (run 'relay review --help' for usage)");
+  check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_1", "--embedder", "hash"}), exit_usage,
+                "--embedder applies to --mode relevant only");
+  check_failure(f.run({"orchestrate", "--project", "proj_demo", "--snippets", "3"}), exit_usage,
+                "--snippets needs --focus");
+  check_failure(f.run({"orchestrate", "--embedding-cache", "c"}), exit_usage, "--embedding-cache needs --focus");
+  check_clean_success(f.run({"orchestrate", "--project", "proj_demo", "--focus", "x", "--snippets", "3"}));
+  // Commands that use no store check --store as every command does.
+  const std::string file = f.file("not-a-folder", "x");
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"canonical", f.file("doc.json", "{}")}, {"hash", f.file("p.json", "{}")},
+        {"conformance"}}) {
+    check_failure(f.run_at(file, command), exit_usage, "not a directory");
+  }
+}
+
+TEST_CASE("relay export leaves out a quarantined package (exit 1), and import checks the end line") {
+  relay_fixture f;
+  std::filesystem::create_directories(f.store);
+  std::string log = agentctx::relay::encode_log_header();
+  agentctx::relay::append_record(
+      log, "{\"type\":\"project\",\"project\":{\"project_id\":\"proj_demo\",\"created_at\":\"2026-04-18T20:00:00Z\"}}");
+  agentctx::relay::append_record(log, "{\"type\":\"package\",\"hash\":\"sha256:" + std::string(64, '0') +
+                                          "\",\"package\":" + package_text("pkg_q", "Tampered") + "}");
+  cli_test::write_file(f.store + "/relay.log", log);
+  deposit(f, "pkg_good");
+
+  const std::string backup = f.dir.path() + "/backup.ndjson";
+  const run_result exported = f.run({"export", "-o", backup});
+  CHECK(exported.exit_code == exit_not_found);
+  CHECK(contains(exported.err, "relay: left out quarantined package proj_demo/pkg_q: stored hash sha256:000"));
+  CHECK(contains(exported.err, "relay: the export leaves out 1 quarantined package ('relay verify' lists why)"));
+  CHECK(exported.out == "exported 1 project, 0 sessions, 1 package, 0 status changes, 0 facts: 4 lines (" +
+                            std::to_string(std::filesystem::file_size(backup)) + " bytes) to " + backup + "\n");
+  const std::string text = read_file(backup);
+  CHECK(text.ends_with(
+      "{\"facts\":0,\"kind\":\"relay-export-end\",\"packages\":1,\"projects\":1,\"sessions\":0,\"status_changes\":0}\n"));
+  const run_result as_json = f.run({"export", "-o", backup, "--json"});
+  CHECK(as_json.exit_code == exit_not_found);
+  simdjson::dom::parser parser;
+  const auto summary = cli_test::parse_json(parser, as_json.out);
+  REQUIRE(cli_test::array_of(summary, "left_out").size() == 1);
+  CHECK(std::string_view(cli_test::array_of(summary, "left_out").at(0).get_string().value())
+            .starts_with("proj_demo/pkg_q: stored hash sha256:000"));
+  CHECK(cli_test::number_of(summary, "packages") == 1);
+
+  // What was written restores into another store, pkg_good with its hash.
+  const std::string other = f.dir.path() + "/other";
+  check_clean_success(f.run_at(other, {"import", backup}));
+  CHECK(f.run_at(other, {"pull", "--mode", "specific", "--package", "pkg_good"}).exit_code == 0);
+
+  // Cut short at a line boundary: refused, unless --partial.
+  const std::string cut = f.file("cut.ndjson", text.substr(0, text.rfind('\n', text.size() - 2) + 1));
+  const std::string third = f.dir.path() + "/third";
+  check_failure(f.run_at(third, {"import", cut}), exit_invalid_schema,
+                "cut.ndjson: the export is incomplete: it ends without its end line");
+  CHECK_FALSE(std::filesystem::exists(third));
+  const run_result partial = f.run_at(third, {"import", cut, "--partial"});
+  check_clean_success(partial);
+  CHECK(contains(partial.out, "imported 1 project, 0 sessions, 1 package"));
+  // A line missing in the middle, and two exports joined, are refused.
+  std::string holed = text;  // without its third line, the package
+  const std::size_t third_line = holed.find('\n', holed.find('\n') + 1) + 1;
+  holed.erase(third_line, holed.find('\n', third_line) + 1 - third_line);
+  check_failure(f.run_at(third + "4", {"import", f.file("holed.ndjson", holed)}), exit_invalid_schema,
+                "line 3: the end line states 1 project, 0 sessions, 1 package, 0 status changes, 0 facts, but the file "
+                "holds 1 project, 0 sessions, 0 packages, 0 status changes, 0 facts: lines are missing or were added");
+  check_failure(f.run_at(third + "5", {"import", f.file("joined.ndjson", text + text)}), exit_invalid_schema,
+                "line 5: a line after the export's end line (line 4)");
 }
 
 #endif

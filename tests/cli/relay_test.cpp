@@ -153,7 +153,8 @@ TEST_CASE("relay-deposit deposits like relay deposit, with the same output and e
 TEST_CASE("relay deposit refuses bad input with the protocol's exit codes") {
   relay_fixture f;
   check_failure(f.run({"deposit", "missing.json"}), exit_usage, "missing.json");
-  check_failure(f.run({"deposit", f.file("broken.json", "{\"title\": ")}), exit_invalid_schema, "not valid JSON");
+  check_failure(f.run({"deposit", f.file("broken.json", "{\"title\": ")}), exit_invalid_schema,
+                "broken.json: at byte 10: the package is not JSON: the text ends where a value should be");
   // A schema error names the member.
   std::string robot = package_text("pkg_robot", "Robot");
   robot.replace(robot.find("\"human\""), 7, "\"robot\"");
@@ -484,15 +485,18 @@ TEST_CASE("relay export then import into a second store preserves every hash; ve
   const run_result to_stdout = f.run({"export", "--project", "proj_demo"});
   check_clean_success(to_stdout);
   CHECK(to_stdout.out.starts_with("{\"exported_at\":"));
-  CHECK(cli_test::line_count(to_stdout.out) == 8);  // header, project, session, 2 packages, 1 status, 2 facts
+  CHECK(cli_test::line_count(to_stdout.out) == 9);  // header, project, session, 2 packages, 1 status, 2 facts, end
   const std::string backup = f.dir.path() + "/backup.ndjson";
   const run_result to_file = f.run({"export", "-o", backup});
   check_clean_success(to_file);
-  CHECK(to_file.out == "exported 10 lines (" + std::to_string(std::filesystem::file_size(backup)) + " bytes) to " +
-                           backup + "\n");
+  CHECK(to_file.out == "exported 2 projects, 1 session, 3 packages, 1 status change, 2 facts: 11 lines (" +
+                           std::to_string(std::filesystem::file_size(backup)) + " bytes) to " + backup + "\n");
   simdjson::dom::parser parser;
   auto written = f.json(parser, {"export", "--project", "proj_demo", "--out", backup});
-  CHECK(number_of(written, "lines") == 8);
+  CHECK(number_of(written, "lines") == 9);
+  CHECK(number_of(written, "packages") == 2);
+  CHECK(number_of(written, "status_changes") == 1);
+  CHECK(array_of(written, "left_out").size() == 0);
   // The same export but for the header's exported_at.
   const std::string file_text = cli_test::read_file(backup);
   CHECK(file_text.substr(file_text.find('\n')) == to_stdout.out.substr(to_stdout.out.find('\n')));

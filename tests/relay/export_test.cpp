@@ -4,9 +4,14 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <span>
 #include <string>
 
+#include "agentctx/core/crc32.hpp"
+#include "agentctx/core/endian.hpp"
 #include "agentctx/relay/errors.hpp"
+#include "agentctx/relay/log_format.hpp"
 #include "relay_test_support.hpp"
 
 namespace relay_export_test {
@@ -107,7 +112,10 @@ TEST_CASE("import refuses a fact that would hold while another fact of its key h
   auto source = open_store_at(source_fs);
   require_value(source.create_project("proj_demo"));
   std::string header;
-  require_ok(relay::export_ndjson(source, "proj_demo", header));  // the header and the project
+  require_ok(relay::export_ndjson(source, "proj_demo", header));
+  header.erase(header.rfind('\n', header.size() - 2) + 1);  // the header and the project, not the end line
+  relay::import_options incomplete;  // the files below have no end line
+  incomplete.allow_incomplete = true;
 
   // In the file: [04-01, 04-10) and [04-05, 04-20) meet.
   {
@@ -115,7 +123,7 @@ TEST_CASE("import refuses a fact that would hold while another fact of its key h
     auto target = open_store_at(fs);
     const std::string text = header + fact_line("fact_a", "2026-04-01T00:00:00Z", "2026-04-10T00:00:00Z") +
                              fact_line("fact_b", "2026-04-05T00:00:00Z", "2026-04-20T00:00:00Z");
-    const agentctx::error refused = require_error(relay::import_ndjson(target, text));
+    const agentctx::error refused = require_error(relay::import_ndjson(target, text, incomplete));
     CHECK(refused.code == errc::invalid_argument);
     CHECK(refused.message == "line 4: fact \"fact_b\" would hold at the same time as another fact of (dashboard, "
                              "status) in the import");
@@ -127,14 +135,117 @@ TEST_CASE("import refuses a fact that would hold while another fact of its key h
   const std::string text = header + fact_line("fact_a", "2026-04-01T00:00:00Z", "2026-04-10T00:00:00Z") +
                            fact_line("fact_b", "2026-04-10T00:00:00Z", "2026-04-20T00:00:00Z") +
                            fact_line("fact_c", "2026-04-15T00:00:00Z", "2026-04-15T00:00:00Z");
-  CHECK(require_value(relay::import_ndjson(target, text)).facts == 3);
+  CHECK(require_value(relay::import_ndjson(target, text, incomplete)).facts == 3);
   // Against the store: a current fact from 04-18 meets fact_b.
   const agentctx::error refused =
-      require_error(relay::import_ndjson(target, header + fact_line("fact_d", "2026-04-18T00:00:00Z", "")));
+      require_error(relay::import_ndjson(target, header + fact_line("fact_d", "2026-04-18T00:00:00Z", ""), incomplete));
   CHECK(refused.code == errc::already_exists);
   CHECK(refused.message == "line 3: fact \"fact_d\" would hold at the same time as fact \"fact_b\" of (dashboard, status)");
-  CHECK(require_value(relay::import_ndjson(target, header + fact_line("fact_d", "2026-04-20T00:00:00Z", ""))).facts == 1);
+  CHECK(require_value(relay::import_ndjson(target, header + fact_line("fact_d", "2026-04-20T00:00:00Z", ""), incomplete)).facts == 1);
   CHECK(target.current_fact("proj_demo", "dashboard", "status")->fact_id == "fact_d");
+}
+
+TEST_CASE("an export ends with the counts of its lines; import refuses a file cut short, holed or joined") {
+  agentctx::io::memory_file_system fs;
+  auto source = require_value(relay::store::open(fs, "/r", test_options()));
+  require_value(source.deposit(package("pkg_1")));
+  require_value(source.deposit(package("pkg_2")));
+  std::string text;
+  const relay::export_report exported = require_value(relay::export_ndjson(source, "", text));
+  CHECK(exported.left_out.empty());
+  CHECK(exported.lines == relay::export_counts{1, 0, 2, 0, 0});
+  CHECK(text.ends_with(
+      R"({"facts":0,"kind":"relay-export-end","packages":2,"projects":1,"sessions":0,"status_changes":0})"
+      "\n"));
+
+  const auto import_into_new = [](const std::string& input, relay::import_options options = {}) {
+    agentctx::io::memory_file_system other;
+    auto target = require_value(relay::store::open(other, "/copy", test_options()));
+    auto report = relay::import_ndjson(target, input, options);
+    if (!report) CHECK(target.record_count() == 0);  // nothing written
+    return report;
+  };
+  CHECK(require_value(import_into_new(text)).packages == 2);
+  // Cut after the second package: refused, or imported as it is when allowed.
+  const std::string cut = text.substr(0, text.rfind('\n', text.size() - 2) + 1);
+  const agentctx::error incomplete = require_error(import_into_new(cut));
+  CHECK(incomplete.code == errc::invalid_argument);
+  CHECK(incomplete.message ==
+        "the export is incomplete: it ends without its end line ({\"kind\":\"relay-export-end\",...}) after 1 project, "
+        "0 sessions, 2 packages, 0 status changes, 0 facts: the file was cut short");
+  relay::import_options partial;
+  partial.allow_incomplete = true;
+  CHECK(require_value(import_into_new(cut, partial)).packages == 2);
+  // A line lost in the middle: the counts differ (also when allowed).
+  std::string holed = text;
+  const std::size_t third = holed.find('\n', holed.find('\n') + 1) + 1;
+  holed.erase(third, holed.find('\n', third) + 1 - third);
+  for (const relay::import_options& options : {relay::import_options{}, partial}) {
+    CHECK(require_error(import_into_new(holed, options)).message.starts_with(
+        "line 4: the end line states 1 project, 0 sessions, 2 packages, 0 status changes, 0 facts, but the file holds "
+        "1 project, 0 sessions, 1 package,"));
+  }
+  // Two exports joined, a line appended, a second header.
+  CHECK(require_error(import_into_new(text + text)).message ==
+        "line 6: a line after the export's end line (line 5): two exports joined, or something appended");
+  const std::string header = text.substr(0, text.find('\n') + 1);
+  CHECK(require_error(import_into_new(header + header)).message == "line 2: a second header line: two exports joined");
+  // An end line whose counts are not counts.
+  for (const char* end : {R"({"kind":"relay-export-end"})",
+                          R"({"facts":0,"kind":"relay-export-end","packages":-1,"projects":0,"sessions":0,"status_changes":0})",
+                          R"({"facts":0,"kind":"relay-export-end","packages":0.5,"projects":0,"sessions":0,"status_changes":0})",
+                          R"({"facts":"0","kind":"relay-export-end","packages":0,"projects":0,"sessions":0,"status_changes":0})"}) {
+    CAPTURE(end);
+    CHECK(require_error(import_into_new(header + end + "\n")).message.find("is not a count") != std::string::npos);
+  }
+  CHECK(require_value(import_into_new(
+                          header +
+                          R"({"facts":0,"kind":"relay-export-end","packages":0,"projects":0,"sessions":0,"status_changes":0})"))
+            .packages == 0);
+}
+
+TEST_CASE("export leaves out a quarantined package, says so, and what it writes imports") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto source = require_value(relay::store::open(fs, "/r", test_options()));
+    auto draft = package("pkg_1", "proj_demo", "Shipped archive");
+    draft.set("status", "draft");
+    require_value(source.deposit(draft));
+    require_value(source.deposit(package("pkg_2")));
+    require_value(source.review("pkg_1", relay::package_status::complete));
+  }
+  // pkg_1's bytes change under its hash (its checksum made to match).
+  std::string bytes;
+  {
+    auto mapped = require_value(fs.map("/r/relay.log"));
+    bytes.assign(reinterpret_cast<const char*>(mapped.data()), mapped.size());
+  }
+  const auto at = bytes.find("Shipped archive");
+  REQUIRE(at != std::string::npos);
+  bytes.replace(at, 7, "Shapped");
+  const std::uint32_t length = agentctx::load_u32(bytes.data() + relay::log_header_size);
+  agentctx::store_u32(bytes.data() + relay::log_header_size + 4,
+                      agentctx::crc32(std::string_view(bytes).substr(relay::log_header_size + 8, length)));
+  {
+    auto file = require_value(fs.open("/r/relay.log", agentctx::io::create_or_open));
+    require_ok(file->truncate(0));
+    require_ok(file->append(std::as_bytes(std::span(bytes.data(), bytes.size()))));
+  }
+  auto options = test_options();
+  options.read_only = true;
+  auto source = require_value(relay::store::open(fs, "/r", options));
+  REQUIRE(source.quarantined().size() == 1);
+
+  std::string text;
+  const relay::export_report exported = require_value(relay::export_ndjson(source, "", text));
+  REQUIRE(exported.left_out.size() == 1);
+  CHECK(exported.left_out[0].starts_with("proj_demo/pkg_1: "));
+  CHECK(exported.lines == relay::export_counts{1, 0, 1, 0, 0});  // pkg_1's status change left out with it
+  CHECK(text.find("pkg_1") == std::string::npos);
+  agentctx::io::memory_file_system other;
+  auto target = require_value(relay::store::open(other, "/copy", test_options()));
+  CHECK(require_value(relay::import_ndjson(target, text)).packages == 1);
+  CHECK(require_value(target.find_package("pkg_2"))->hash == require_value(source.find_package("pkg_2"))->hash);
 }
 
 }  // namespace relay_export_test

@@ -27,8 +27,12 @@ T require_value(agentctx::result<T> r) {
   return std::move(*r);
 }
 
-/// Fails the test with the error's description unless `r` succeeded.
-inline void require_ok(const agentctx::result<void>& r) { REQUIRE_MESSAGE(r.has_value(), error_text(r)); }
+/// Fails the test with the error's description unless `r` succeeded (its
+/// value, if any, unused).
+template <class T>
+void require_ok(const agentctx::result<T>& r) {
+  REQUIRE_MESSAGE(r.has_value(), error_text(r));
+}
 
 /// The error of `r`; fails the test if `r` holds a value.
 template <class T>

@@ -47,11 +47,11 @@ inline void append_hex_escape(std::string& out, char kind, std::uint32_t value, 
 
 }  // namespace detail
 
-/// `text` escaped for a message, without the quotes (see the file comment):
-/// for messages that quote in their own way, like the seed's
-/// "Section 'Thoughts' is not defined in schema".
-inline std::string escape_for_message(std::string_view text, std::size_t max_bytes = 60,
-                                      quote_style style = quote_style::text) {
+namespace detail {
+
+// escape_for_message() and printable_line(): with `escape_quotes` false,
+// '"' and '\\' stay as they are.
+inline std::string escape_text(std::string_view text, std::size_t max_bytes, quote_style style, bool escape_quotes) {
   std::string out;
   std::size_t i = 0;
   while (i < text.size()) {
@@ -65,8 +65,8 @@ inline std::string escape_for_message(std::string_view text, std::size_t max_byt
     if (i + length > max_bytes) break;
     if (byte < 0x80) {
       switch (byte) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
+        case '"': out += escape_quotes ? "\\\"" : "\""; break;
+        case '\\': out += escape_quotes ? "\\\\" : "\\"; break;
         case '\n': out += "\\n"; break;
         case '\r': out += "\\r"; break;
         case '\t': out += "\\t"; break;
@@ -88,6 +88,24 @@ inline std::string escape_for_message(std::string_view text, std::size_t max_byt
   }
   if (i < text.size()) out += "...";
   return out;
+}
+
+}  // namespace detail
+
+/// `text` escaped for a message, without the quotes (see the file comment):
+/// for messages that quote in their own way, like the seed's
+/// "Section 'Thoughts' is not defined in schema".
+inline std::string escape_for_message(std::string_view text, std::size_t max_bytes = 60,
+                                      quote_style style = quote_style::text) {
+  return detail::escape_text(text, max_bytes, style, true);
+}
+
+/// A whole message made safe to print as one line on a terminal: what
+/// escape_for_message() escapes, but for '"' and '\\', which stay as they
+/// are, so that text already quoted reads the same. For the last step before
+/// a message is printed, whatever made it.
+inline std::string printable_line(std::string_view message) {
+  return detail::escape_text(message, SIZE_MAX, quote_style::text, false);
 }
 
 /// `text` in double quotes for a message (see the file comment).

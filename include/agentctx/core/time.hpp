@@ -157,10 +157,7 @@ inline std::string format_rfc3339_utc_ms(std::uint64_t unix_ms) {
 /// returned as they are, although format_rfc3339_utc_ms() clamps them.
 inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
   auto bad = [text](std::string_view why) {
-    constexpr std::size_t shown = 64;
-    std::string message = "invalid RFC 3339 timestamp \"";
-    message += text.substr(0, shown);
-    message += text.size() > shown ? "...\": " : "\": ";
+    std::string message = "invalid RFC 3339 timestamp " + quote_for_message(text, 64) + ": ";
     message += why;
     return fail(errc::invalid_argument, std::move(message));
   };

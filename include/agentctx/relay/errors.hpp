@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "agentctx/core/error.hpp"
+#include "agentctx/core/quote.hpp"
 
 namespace agentctx::relay {
 
@@ -34,10 +35,7 @@ struct protocol_error {
 /// The error for a project that does not exist (404 project_not_found): the
 /// one not_found error whose message starts with "project ".
 inline error project_not_found(std::string_view project_id) {
-  std::string message = "project \"";
-  message += project_id;
-  message += "\" does not exist";
-  return make_error(errc::not_found, std::move(message));
+  return make_error(errc::not_found, "project " + quote_for_message(project_id, 200) + " does not exist");
 }
 
 inline protocol_error protocol_error_of(const error& e) noexcept {

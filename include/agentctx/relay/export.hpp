@@ -11,12 +11,20 @@
 //   {"kind":"status","project_id":...,"package_id":...,"status":...,"review_type":...,
 //    "at":...,"note":...,"hash":"sha256:..."}            each later status change, in order
 //   {"kind":"fact","fact":{...}}                       every fact, valid_to included
+//   {"kind":"relay-export-end","projects":N,"sessions":N,"packages":N,"status_changes":N,"facts":N}
+//                                                      last: how many lines of each kind precede it
 //
 // Packages travel as deposited, with their status changes after them, so an
 // import recomputes and checks every hash (the deposited one and the one
 // after each change) and preserves every member, x-* ones included. A
 // consumer that wants only current state applies the status lines' status
-// and review_type to the package.
+// and review_type to the package. A quarantined package (its bytes no longer
+// match its hash) cannot be restored, so export leaves it out (with its
+// status changes) and lists it in export_report::left_out.
+//
+// The end line makes a cut-short file detectable: import refuses input
+// without it (unless import_options::allow_incomplete), with lines after it,
+// or with other counts of lines than it states.
 //
 // Import checks the whole file against the target store before it writes
 // anything: a line that is not valid, a hash that does not match, a package
@@ -52,9 +60,59 @@
 
 namespace agentctx::relay {
 
-/// Appends the export of `project_id` (every project when empty) to `out`.
+/// The kind of the export's last line.
+inline constexpr std::string_view export_end_kind = "relay-export-end";
+
+/// How many lines of each kind an export holds (its end line states them).
+struct export_counts {
+  std::size_t projects = 0;
+  std::size_t sessions = 0;
+  std::size_t packages = 0;
+  std::size_t status_changes = 0;
+  std::size_t facts = 0;
+  bool operator==(const export_counts&) const = default;
+};
+
+/// What export_ndjson() wrote, and what it left out.
+struct export_report {
+  export_counts lines;  ///< the counts of the end line
+  /// Quarantined packages, left out: "project_id/package_id: why".
+  std::vector<std::string> left_out;
+};
+
+namespace detail {
+
+// The counts: the end line's member names, the words for a message, and
+// the fields.
+struct export_count_member {
+  std::string_view name;
+  std::string_view word;  // singular; the plural adds an s
+  std::size_t export_counts::*field;
+};
+inline constexpr export_count_member export_count_members[] = {
+    {"projects", "project", &export_counts::projects},
+    {"sessions", "session", &export_counts::sessions},
+    {"packages", "package", &export_counts::packages},
+    {"status_changes", "status change", &export_counts::status_changes},
+    {"facts", "fact", &export_counts::facts},
+};
+
+// "1 project, 0 sessions, 2 packages, 0 status changes, 3 facts"
+inline std::string describe_counts(const export_counts& c) {
+  std::string out;
+  for (const export_count_member& m : export_count_members) {
+    if (!out.empty()) out += ", ";
+    out += std::to_string(c.*m.field) + " " + std::string(m.word) + (c.*m.field == 1 ? "" : "s");
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// Appends the export of `project_id` (every project when empty) to `out`,
+/// leaving quarantined packages out (export_report::left_out names them).
 /// Errors: not_found for an unknown project.
-inline result<void> export_ndjson(const store& s, const std::string& project_id, std::string& out) {
+inline result<export_report> export_ndjson(const store& s, const std::string& project_id, std::string& out) {
   std::vector<const project*> chosen;
   if (project_id.empty()) {
     chosen = s.projects();
@@ -71,24 +129,36 @@ inline result<void> export_ndjson(const store& s, const std::string& project_id,
     out.push_back('\n');
     return {};
   };
+  export_report report;
+  export_counts& counts = report.lines;
   json::value::array_type ids;
   for (const project* p : chosen) ids.emplace_back(p->project_id);
   AGENTCTX_TRY(line(json::value::object_type{{"kind", "relay-export"},
                                              {"protocol_version", std::string(protocol_version)},
                                              {"exported_at", s.now_text()},
                                              {"projects", std::move(ids)}}));
-  for (const project* p : chosen) AGENTCTX_TRY(line(json::value::object_type{{"kind", "project"}, {"project", p->wire}}));
+  for (const project* p : chosen) {
+    AGENTCTX_TRY(line(json::value::object_type{{"kind", "project"}, {"project", p->wire}}));
+    ++counts.projects;
+  }
   for (const project* p : chosen) {
     for (const session* ses : s.sessions(p->project_id)) {
       AGENTCTX_TRY(line(json::value::object_type{{"kind", "session"}, {"session", s.session_wire(*ses)}}));
+      ++counts.sessions;
     }
   }
   for (const project* p : chosen) {
     auto packages = s.packages_of(p->project_id);
     if (!packages) return unexpected(std::move(packages).error());
     for (const stored_package* sp : *packages) {
+      if (sp->quarantined) {
+        report.left_out.push_back(sp->package.project_id + "/" + sp->package.package_id + ": " +
+                                  s.quarantine_reason(*sp));
+        continue;
+      }
       AGENTCTX_TRY(line(json::value::object_type{
           {"kind", "package"}, {"hash", sp->deposited_hash}, {"package", sp->deposited_wire()}}));
+      ++counts.packages;
       for (const status_change& c : sp->changes) {
         json::value event = json::value::object_type{{"kind", "status"},
                                                      {"project_id", sp->package.project_id},
@@ -99,16 +169,31 @@ inline result<void> export_ndjson(const store& s, const std::string& project_id,
                                                      {"hash", c.hash}};
         if (c.note) event.set("note", *c.note);
         AGENTCTX_TRY(line(event));
+        ++counts.status_changes;
       }
     }
   }
   for (const project* p : chosen) {
     for (const fact* f : s.all_facts(p->project_id)) {
       AGENTCTX_TRY(line(json::value::object_type{{"kind", "fact"}, {"fact", f->wire}}));
+      ++counts.facts;
     }
   }
-  return {};
+  json::value end = json::value::object_type{{"kind", std::string(export_end_kind)}};
+  for (const detail::export_count_member& m : detail::export_count_members) {
+    end.set(std::string(m.name), static_cast<double>(counts.*m.field));
+  }
+  AGENTCTX_TRY(line(end));
+  return report;
 }
+
+/// How import_ndjson() reads its input.
+struct import_options {
+  /// Imports input that lacks the end line (a file cut short at a line
+  /// boundary): what it holds is checked and imported as usual. Lines
+  /// after an end line, and counts that differ from it, are errors still.
+  bool allow_incomplete = false;
+};
 
 /// What import_ndjson() did.
 struct import_report {
@@ -130,11 +215,13 @@ struct import_report {
 /// content (import_report::differing_projects lists those that differ).
 /// Errors: invalid_argument naming the line ("line 7: ...") for anything
 /// malformed or a hash mismatch, and for input that does not start with the
-/// header line (empty input included); already_exists for a package id or fact
+/// header line (empty input included), and for input without the end line
+/// (unless options.allow_incomplete), with a line after it, or with counts
+/// of lines other than it states; already_exists for a package id or fact
 /// id held with other content; archived (403 project_archived) for a line
 /// that would write into a project the store holds archived; the store's
 /// write errors.
-inline result<import_report> import_ndjson(store& s, std::string_view text) {
+inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {
   json::canonicalizer canonicalizer;
   struct planned {
     std::size_t line = 0;
@@ -155,10 +242,16 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
   line_cursor lines(text);
   std::string_view line;
   bool header_seen = false;
+  std::size_t end_line = 0;  // the end line's number, once seen
+  export_counts seen;         // lines of each kind before it
   while (lines.next(line)) {
     const std::size_t line_number = lines.number();
     const std::string where = "line " + std::to_string(line_number) + ": ";
     const auto bad = [&](const std::string& why) { return fail(errc::invalid_argument, where + why); };
+    if (end_line != 0) {
+      return bad("a line after the export's end line (line " + std::to_string(end_line) +
+                 "): two exports joined, or something appended");
+    }
     // A line that would write into a project the store holds archived is
     // refused, as deposit and assert_fact are (an archived project the
     // import itself creates is restored as exported).
@@ -175,16 +268,34 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
     json::value& object = *parsed;
     const std::string* kind = detail::string_member(object, "kind");
     if (kind == nullptr) return bad("has no \"kind\"");
-    if (!header_seen && *kind != "relay-export") {
+    const bool first_line = !header_seen;
+    if (first_line && *kind != "relay-export") {
       return bad("not a Relay export: its first line is not the header ({\"kind\":\"relay-export\",...}) but a " +
                  quote_for_message(*kind) + " line");
     }
     header_seen = true;
 
     if (*kind == "relay-export") {
+      if (!first_line) return bad("a second header line: two exports joined");
       const std::string* version = detail::string_member(object, "protocol_version");
       if (version == nullptr || *version != protocol_version) return bad("an export of another protocol version");
+    } else if (*kind == export_end_kind) {
+      export_counts stated;
+      for (const detail::export_count_member& m : detail::export_count_members) {
+        const json::value* n = object.find(m.name);
+        if (n == nullptr || !n->is_number() || !(n->as_number() >= 0 && n->as_number() <= 1e15) ||
+            n->as_number() != static_cast<double>(static_cast<std::uint64_t>(n->as_number()))) {
+          return bad("the end line's " + quote_for_message(m.name) + " is not a count");
+        }
+        stated.*m.field = static_cast<std::size_t>(n->as_number());
+      }
+      if (stated != seen) {
+        return bad("the end line states " + detail::describe_counts(stated) + ", but the file holds " +
+                   detail::describe_counts(seen) + ": lines are missing or were added");
+      }
+      end_line = line_number;
     } else if (*kind == "project") {
+      ++seen.projects;
       const json::value* wire = object.find("project");
       if (wire == nullptr) return bad("project line without project");
       auto p = read_project(*wire);
@@ -204,6 +315,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
       plan.push_back({line_number, json::value::object_type{{"type", "project"}, {"project", *wire}}});
       ++report.projects;
     } else if (*kind == "session") {
+      ++seen.sessions;
       const json::value* wire = object.find("session");
       if (wire == nullptr) return bad("session line without session");
       auto ses = read_session(*wire);
@@ -221,6 +333,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
       plan.push_back({line_number, json::value::object_type{{"type", "session"}, {"session", *wire}}});
       ++report.sessions;
     } else if (*kind == "package") {
+      ++seen.packages;
       const std::string* hash = detail::string_member(object, "hash");
       const json::value* wire = object.find("package");
       if (hash == nullptr || wire == nullptr) return bad("package line without hash or package");
@@ -251,6 +364,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
       plan.push_back({line_number, json::value::object_type{{"type", "package"}, {"hash", *hash}, {"package", *wire}}});
       ++report.packages;
     } else if (*kind == "status") {
+      ++seen.status_changes;
       const std::string* project_id = detail::string_member(object, "project_id");
       const std::string* package_id = detail::string_member(object, "package_id");
       const std::string* status = detail::string_member(object, "status");
@@ -283,6 +397,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
       plan.push_back({line_number, std::move(record)});
       ++report.status_changes;
     } else if (*kind == "fact") {
+      ++seen.facts;
       const json::value* wire = object.find("fact");
       if (wire == nullptr) return bad("fact line without fact");
       auto f = read_fact(*wire);
@@ -342,6 +457,11 @@ inline result<import_report> import_ndjson(store& s, std::string_view text) {
     return fail(errc::invalid_argument,
                 "not a Relay export: the input is empty (an export starts with its header line, "
                 "{\"kind\":\"relay-export\",...})");
+  }
+  if (end_line == 0 && !options.allow_incomplete) {
+    return fail(errc::invalid_argument,
+                "the export is incomplete: it ends without its end line ({\"kind\":\"relay-export-end\",...}) after " +
+                    detail::describe_counts(seen) + ": the file was cut short");
   }
 
   for (planned& p : plan) {

@@ -345,7 +345,15 @@ class store {
   /// deposit() of JSON text (one object).
   result<deposit_outcome> deposit_json(std::string_view text) {
     auto wire = canonicalizer_.parse(text);
-    if (!wire) return detail::schema_error("the package", "is not valid JSON: " + wire.error().message);
+    if (!wire) {
+      // "at byte 7: the package is not valid JSON: expected ..." (the
+      // parser's own "not JSON: ..." messages are not said twice).
+      const std::string& why = wire.error().message;
+      error e = make_error(errc::invalid_argument,
+                           why.starts_with("not JSON") ? "the package is " + why : "the package is not valid JSON: " + why);
+      e.offset = wire.error().offset;
+      return unexpected(std::move(e));
+    }
     return deposit(std::move(*wire));
   }
 

@@ -1,0 +1,122 @@
+// fuzz/relay_import_fuzz.cpp: libFuzzer target for `relay import`, which
+// reads a Relay export (NDJSON, relay/export.hpp) from anywhere: a backup, a
+// pipe from another host, a file someone edited.
+//
+// The first byte chooses the target store and the reading: bit 0 set, a
+// store that already holds a project "p" with a package and a current fact
+// (so imports meet conflicts, duplicates and archived projects when bit 2 is
+// set too); bit 1 set, import_options::allow_incomplete. The rest is the
+// export. import_ndjson() must never crash, and:
+//   - refused, the error is invalid_argument, already_exists or archived,
+//     one line, and nothing was written (the store holds the records it
+//     held);
+//   - accepted, the store's own export imports into an empty store, whose
+//     export is the same text (the round trip is a fixed point), no package
+//     is quarantined, importing the same input again writes nothing, and a
+//     reader opening the store sees the writer's export.
+// A broken rule traps (__builtin_trap), so libFuzzer keeps the input.
+//
+// Seeds: fuzz/seeds/relay_import_fuzz/. Build and run (clang only):
+//   cmake --build build-fuzz --target relay_import_fuzz
+//   build-fuzz/fuzz/relay_import_fuzz -dict=fuzz/relay_import_fuzz.dict corpus/ fuzz/seeds/relay_import_fuzz/
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "agentctx/io/memory_file_system.hpp"
+#include "agentctx/relay/export.hpp"
+#include "agentctx/relay/store.hpp"
+
+namespace {
+
+namespace relay = agentctx::relay;
+namespace io = agentctx::io;
+using agentctx::errc;
+
+void require(bool condition) {
+  if (!condition) __builtin_trap();
+}
+
+relay::store_options options(bool read_only) {
+  relay::store_options o;
+  o.read_only = read_only;
+  o.clock = [] { return std::uint64_t{1'776'542'400'000}; };
+  o.random = [] { return std::uint64_t{0x1234'5678'9ABC'DEF0}; };
+  return o;
+}
+
+// The export of every project of `s`, which must succeed and leave nothing out.
+std::string exported(const relay::store& s) {
+  std::string text;
+  auto report = relay::export_ndjson(s, "", text);
+  require(report.has_value());
+  require(report->left_out.empty());
+  return text;
+}
+
+void seed(relay::store& s, bool archived) {
+  require(s.deposit_json(R"({"package_id":"pkg_f","project_id":"p","relay_version":"0.1","title":"t",)"
+                         R"("status":"draft","package_type":"standard","review_type":"none",)"
+                         R"("created_at":"2026-04-18T20:00:00Z","created_by":{"id":"j","type":"human"}})")
+              .has_value());
+  relay::fact_assertion fact;
+  fact.project_id = "p";
+  fact.subject = "s";
+  fact.predicate = "status";
+  fact.value = "green";
+  fact.valid_from = "2026-04-18T20:00:00Z";
+  fact.asserted_by = relay::actor{"j", relay::actor_type::human, std::nullopt};
+  require(s.assert_fact(fact).has_value());
+  if (archived) require(s.set_archived("p", true).has_value());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::string_view text(reinterpret_cast<const char*>(data + 1), size - 1);
+  const bool seeded = (data[0] & 1) != 0;
+  relay::import_options read;
+  read.allow_incomplete = (data[0] & 2) != 0;
+
+  io::memory_file_system fs;
+  auto store = relay::store::open(fs, "/r", options(false));
+  require(store.has_value());
+  if (seeded) seed(*store, (data[0] & 4) != 0);
+  const std::size_t held = store->record_count();
+
+  auto report = relay::import_ndjson(*store, text, read);
+  if (!report) {
+    const agentctx::error& e = report.error();
+    require(e.code == errc::invalid_argument || e.code == errc::already_exists || e.code == errc::archived);
+    require(!e.message.empty() && e.message.find('\n') == std::string::npos);
+    require(store->record_count() == held);
+    return 0;
+  }
+  const std::string after = exported(*store);
+
+  // Importing the same input again changes nothing.
+  auto again = relay::import_ndjson(*store, text, read);
+  require(again.has_value());
+  require(store->record_count() == held + report->projects + report->sessions + report->packages +
+                                       report->status_changes + report->facts);
+  require(again->projects + again->sessions + again->packages + again->status_changes + again->facts == 0);
+  require(exported(*store) == after);
+
+  // The store's export restores into an empty store as the same export.
+  io::memory_file_system other;
+  auto copy = relay::store::open(other, "/copy", options(false));
+  require(copy.has_value());
+  require(relay::import_ndjson(*copy, after).has_value());
+  require(copy->quarantined().empty());
+  require(exported(*copy) == after);
+
+  // A reader replaying the log sees what the writer holds.
+  auto reader = relay::store::open(fs, "/r", options(true));
+  require(reader.has_value());
+  require(reader->quarantined().empty());
+  require(exported(*reader) == after);
+  return 0;
+}

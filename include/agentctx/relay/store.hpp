@@ -338,7 +338,11 @@ class store {
     }
     json::value record = json::value::object_type{{"type", "package"}, {"hash", *hash}, {"package", std::move(wire)}};
     AGENTCTX_TRY(add_project_if_new(record, checked->project_id));
-    AGENTCTX_TRY(commit(record));
+    // Applied after the append, the package is the one read and hashed above.
+    prepared_record prepared;
+    prepared.read = std::move(checked);
+    prepared.hash = std::move(hash);
+    AGENTCTX_TRY(commit(record, &prepared));
     return deposit_outcome{&packages_.back(), true};
   }
 
@@ -1226,7 +1230,10 @@ class store {
   // Appends one record, syncs it, then applies it. The record is checked
   // against the state first (a dry run of apply), so the log never holds a
   // record that does not apply.
-  result<void> commit(const json::value& record) {
+  // Appends `record` after checking that it applies (a dry run), syncs it,
+  // and applies it. `prepared`, when not null, holds what the caller read
+  // and hashed of a package record already, for the application to use.
+  result<void> commit(const json::value& record, prepared_record* prepared = nullptr) {
     AGENTCTX_TRY(apply(record, true));
     auto text = canonicalizer_.serialize(record, json::canonical_form::jcs);
     if (!text) {
@@ -1250,7 +1257,7 @@ class store {
       return synced;
     }
     loaded_end_ += frame_.size();
-    if (auto applied = apply(record, false); !applied) {
+    if (auto applied = apply(record, false, nullptr, prepared); !applied) {
       poisoned_ = true;  // unreachable after the dry run; refuse further writes if it happens
       return applied;
     }

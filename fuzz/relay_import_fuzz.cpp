@@ -28,6 +28,7 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/relay/export.hpp"
 #include "agentctx/relay/store.hpp"
+#include "relay_fuzz_support.hpp"
 
 namespace {
 
@@ -35,17 +36,8 @@ namespace relay = agentctx::relay;
 namespace io = agentctx::io;
 using agentctx::errc;
 
-void require(bool condition) {
-  if (!condition) __builtin_trap();
-}
-
-relay::store_options options(bool read_only) {
-  relay::store_options o;
-  o.read_only = read_only;
-  o.clock = [] { return std::uint64_t{1'776'542'400'000}; };
-  o.random = [] { return std::uint64_t{0x1234'5678'9ABC'DEF0}; };
-  return o;
-}
+using relay_fuzz::options;
+using relay_fuzz::require;
 
 // The export of every project of `s`, which must succeed and leave nothing out.
 std::string exported(const relay::store& s) {

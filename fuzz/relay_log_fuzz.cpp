@@ -34,6 +34,7 @@
 #include "agentctx/relay/hash.hpp"
 #include "agentctx/relay/log_format.hpp"
 #include "agentctx/relay/store.hpp"
+#include "relay_fuzz_support.hpp"
 
 namespace {
 
@@ -42,17 +43,8 @@ namespace json = agentctx::json;
 namespace io = agentctx::io;
 using agentctx::errc;
 
-void require(bool condition) {
-  if (!condition) __builtin_trap();
-}
-
-relay::store_options options(bool read_only) {
-  relay::store_options o;
-  o.read_only = read_only;
-  o.clock = [] { return std::uint64_t{1'776'542'400'000}; };
-  o.random = [] { return std::uint64_t{0x1234'5678'9ABC'DEF0}; };
-  return o;
-}
+using relay_fuzz::options;
+using relay_fuzz::require;
 
 const char* const valid_package =
     R"({"package_id":"pkg_f","project_id":"p","relay_version":"0.1","title":"t","status":"complete",)"

@@ -38,7 +38,7 @@ int run_compact(compact_cli_options o) {
       return usage_error("--out " + o.request.out + " is an input; compact never writes its inputs");
     }
   }
-  auto checked = agentctx_cli::check_output_file(o.request.out, {}, "--out");
+  auto checked = agentctx_cli::check_output_file(o.request.out, agentctx_cli::output_option("--out"));
   if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);
   const agentctx_cli::output_file target = std::get<agentctx_cli::output_file>(std::move(checked));
   const std::string named_out = o.request.out;

@@ -71,7 +71,7 @@ int run_compile(compile_cli_options& o) {
     std::cerr << "agentsdb: nothing to compile: give --include GLOB or --text TEXT\n";
     return exit_usage;
   }
-  auto checked = agentctx_cli::check_output_file(o.out, {}, "--out");
+  auto checked = agentctx_cli::check_output_file(o.out, agentctx_cli::output_option("--out"));
   if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);
   const agentctx_cli::output_file target = std::get<agentctx_cli::output_file>(std::move(checked));
   o.library.tool_name = "agentsdb";

@@ -51,7 +51,8 @@ int run_export(const export_cli_options& o) {
   options.redact = *redact;
   std::optional<agentctx_cli::output_file> target;
   if (o.out) {
-    auto checked = agentctx_cli::check_output_file(*o.out, {}, "--out");
+    auto checked = agentctx_cli::check_output_file(
+        *o.out, agentctx_cli::output_option("--out", "leave out --out to write to standard output"));
     if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);
     target = std::get<agentctx_cli::output_file>(std::move(checked));
   }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <variant>
@@ -22,7 +23,7 @@ namespace agdb = agentctx::agdb;
 
 struct sign_options {
   std::string in;
-  std::string out;
+  std::optional<std::string> out;  ///< default: the --in path with .sig appended
   std::string key;
   bool json = false;
 };
@@ -34,13 +35,15 @@ bool same_file(const std::string& a, const std::string& b) {
 }
 
 int run_sign(const sign_options& o) {
-  const std::string signature_path = o.out.empty() ? o.in + ".sig" : o.out;
+  const std::string signature_path = o.out ? *o.out : o.in + ".sig";
   for (const std::string* input : {&o.in, &o.key}) {
     if (signature_path == *input || same_file(signature_path, *input)) {
       return usage_error("the signature file " + signature_path + " would overwrite " + *input);
     }
   }
-  auto checked = agentctx_cli::check_output_file(signature_path, {}, "--out");
+  // Named as the user gave it: --out, or the default the user did not name.
+  auto checked = agentctx_cli::check_output_file(signature_path,
+                                                 agentctx_cli::output_option(o.out ? "--out" : "the signature file"));
   if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);
   const agentctx_cli::output_file target = std::get<agentctx_cli::output_file>(std::move(checked));
   auto& fs = agentctx::io::default_file_system();

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <system_error>
 #include <variant>
+#include <vector>
 
 #include "agentctx/core/quote.hpp"
 
@@ -24,12 +25,29 @@ struct output_file {
   std::optional<std::filesystem::perms> keep_mode;   ///< the replaced file's permission bits
 };
 
-/// The target of `-o FILE` (or of the option named `option`), or a one-line
-/// reason it is refused (a usage error). `protected_dir`, when not empty, is
-/// a folder FILE must not be in.
-inline std::variant<output_file, std::string> check_output_file(const std::string& file,
-                                                               const std::string& protected_dir = {},
-                                                               std::string_view option = "-o") {
+/// How check_output_file() names and guards what it checks.
+struct output_check {
+  std::string_view option = "-o";  ///< the option, for messages
+  std::string_view hint;           ///< added to the refusal of a device, FIFO or socket
+  /// A store's folder: FILE must not be in it (`protected_names` empty) or
+  /// be one of the files it names there (the store's own files, when the
+  /// folder may hold the user's files too, as the current directory does).
+  std::string protected_dir;
+  std::vector<std::string_view> protected_names;
+};
+
+/// An output_check of the option `option`, with `hint` for a device.
+inline output_check output_option(std::string_view option, std::string_view hint = {}) {
+  output_check check;
+  check.option = option;
+  check.hint = hint;
+  return check;
+}
+
+/// The target of `-o FILE` (or of the option `check.option`), or a one-line
+/// reason it is refused (a usage error).
+inline std::variant<output_file, std::string> check_output_file(const std::string& file, const output_check& check = {}) {
+  const std::string_view option = check.option;
   namespace fs = std::filesystem;
   const std::string named = std::string(option) + " " + agentctx::escape_for_message(file, 200);
   if (file.empty()) return std::string(option) + ": the file must be named (it is empty)";
@@ -40,7 +58,8 @@ inline std::variant<output_file, std::string> check_output_file(const std::strin
   if (!ec && fs::exists(status)) {
     if (fs::is_directory(status)) return named + ": is a folder, not a file";
     if (!fs::is_regular_file(status)) {
-      return named + ": not a regular file (a device, FIFO or socket is not replaced)";
+      return named + ": not a regular file (a device, FIFO or socket is not replaced" +
+             (check.hint.empty() ? std::string() : "; " + std::string(check.hint)) + ")";
     }
     out.keep_mode = status.permissions();
     if (fs::is_symlink(fs::symlink_status(file, ec))) {
@@ -49,10 +68,14 @@ inline std::variant<output_file, std::string> check_output_file(const std::strin
       out.path = target.string();
     }
   }
-  if (!protected_dir.empty()) {
+  if (!check.protected_dir.empty()) {
     const fs::path inside = fs::weakly_canonical(fs::absolute(out.path, ec), ec).lexically_relative(
-        fs::weakly_canonical(fs::absolute(protected_dir, ec), ec));
-    if (!inside.empty() && *inside.begin() != "..") return named + ": is inside the store's folder, which the tool keeps";
+        fs::weakly_canonical(fs::absolute(check.protected_dir, ec), ec));
+    const bool in_folder = !inside.empty() && *inside.begin() != "..";
+    if (in_folder && check.protected_names.empty()) return named + ": is inside the store's folder, which the tool keeps";
+    for (const std::string_view name : check.protected_names) {
+      if (in_folder && inside == fs::path(name)) return named + ": is one of the store's own files";
+    }
   }
   return out;
 }

@@ -39,7 +39,10 @@ int run_export(const export_options& o) {
   }
   std::optional<agentctx_cli::output_file> target;
   if (o.out) {
-    auto checked = agentctx_cli::check_output_file(*o.out, o.store);
+    agentctx_cli::output_check check;
+    check.hint = "leave out -o to write to standard output";
+    check.protected_dir = o.store;
+    auto checked = agentctx_cli::check_output_file(*o.out, check);
     if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(o, *refused);
     target = std::get<agentctx_cli::output_file>(std::move(checked));
   }

@@ -30,10 +30,22 @@ int run_import(const import_options& o) {
     auto imported = relay::import_ndjson(s, *text, options);
     if (!imported) {
       agentctx::error e = std::move(imported).error().with_path(input_name(o.file));
-      if (e.message.starts_with("the export is incomplete")) e.message += " (--partial imports what it holds)";
+      if (e.message.ends_with("the file was cut short")) {
+        e.message += " (--partial imports the lines before it)";
+      } else if (e.message.starts_with("the export is incomplete")) {
+        e.message += " (--partial imports what it holds)";
+      }
       return report_error(o, e);
     }
     const relay::import_report& r = *imported;
+    if (r.cut_line != 0) {
+      std::cerr << o.program << ": warning: line " << r.cut_line
+                << " is cut short (no line break after it, and not JSON): left out\n";
+    }
+    if (r.incomplete) {
+      std::cerr << o.program << ": warning: the export has no end line, so it may be missing lines at its end: "
+                << "imported what it holds\n";
+    }
     if (o.json) {
       return print_json([&](json::writer& w) {
         w.begin_object();
@@ -43,6 +55,13 @@ int run_import(const import_options& o) {
         w.key("status_changes").value(r.status_changes);
         w.key("facts").value(r.facts);
         w.key("skipped").value(r.skipped);
+        w.key("incomplete").value(r.incomplete);
+        w.key("cut_line");
+        if (r.cut_line == 0) {
+          w.value(nullptr);
+        } else {
+          w.value(r.cut_line);
+        }
         w.key("differing_projects").begin_array();
         for (const std::string& id : r.differing_projects) w.value(id);
         w.end_array();

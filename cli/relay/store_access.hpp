@@ -1,8 +1,8 @@
 // Opening the store named by --store: read-only for the commands that only
 // read (they take no lock, so they work while a writer such as `relay serve`
 // runs), as its writer for the others (a command that writes creates the
-// folder and the log, and removes them again when it fails before writing a
-// record: a failed first deposit leaves no empty store behind); and reading
+// folder and the log, and removes the log again when it fails before writing
+// a record: a failed first deposit leaves no empty store behind); and reading
 // a FILE argument, "-" being standard input.
 #pragma once
 
@@ -73,31 +73,18 @@ inline bool path_exists(const std::string& path) {
   return ::lstat(path.c_str(), &st) == 0;
 }
 
-/// Removes the store `s`, which this command created in `dir` (there was no
-/// relay.log) and which holds no record, and closes it. A folder the command
-/// created goes entirely: it is first renamed away while the store's lock is
-/// still held, so a writer waiting for that lock finds no store there (and
-/// fails) rather than an orphaned lock beside a new store. In a folder that
-/// was there before, only relay.log is removed; store.lock stays, as
-/// removing a lock file others may wait on is not safe. Best effort: what
-/// cannot be removed stays, and is no store without its relay.log.
-inline void discard_new_store(relay::store&& s, const std::string& dir, bool folder_existed) {
-  std::string folder = dir;
-  while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
-  if (folder_existed) {
-    relay::store closing = std::move(s);
-    ::unlink(agentctx::io::join_path(folder, relay::log_file_name).c_str());
-    return;
-  }
-  const std::string doomed = folder + ".discarded-" + std::to_string(::getpid());
-  {
-    relay::store closing = std::move(s);
-    if (::rename(folder.c_str(), doomed.c_str()) != 0) return;
-  }  // the lock is released here, on the renamed folder's store.lock
-  ::unlink(agentctx::io::join_path(doomed, relay::log_file_name).c_str());
-  ::unlink(agentctx::io::join_path(doomed, relay::lock_file_name).c_str());
-  ::rmdir(doomed.c_str());
-}
+/// Undoes the creation of the store `s` in `dir`, which this command
+/// created (there was no relay.log) and which holds no record, and closes
+/// it: relay.log is removed while the writer's lock is still held, so the
+/// folder is again no store ("no Relay store here"). The folder and its
+/// store.lock stay: a writer already waiting for that lock then takes it
+/// and creates the store afresh, whereas removing either would let such a
+/// writer hold a lock on a file no one else uses, beside a new store. Best
+/// effort: a relay.log that cannot be removed stays, an empty store.
+inline void discard_new_store(relay::store&& s, const std::string& dir) {
+  relay::store closing = std::move(s);
+  ::unlink(agentctx::io::join_path(dir, relay::log_file_name).c_str());
+}  // the lock is released here
 
 /// Opens (creating it when missing) the store as its writer, waiting for the
 /// lock with --wait, and returns what `body` returns for it, or the exit code
@@ -110,13 +97,12 @@ int with_writer(const writer_options& o, Body&& body) {
   options.wait_for_lock = o.wait;
   options.open_threads = open_threads();
   if (const int refused = check_store_argument(o)) return refused;
-  const bool folder_existed = path_exists(o.store);
   const bool log_existed = path_exists(agentctx::io::join_path(o.store, relay::log_file_name));
   auto store = relay::store::open(agentctx::io::default_file_system(), o.store, options);
   if (!store) return report_open_error(o, store.error());
   const int code = body(*store);
   if (code != exit_ok && !log_existed && store->record_count() == 0) {
-    discard_new_store(std::move(*store), o.store, folder_existed);
+    discard_new_store(std::move(*store), o.store);
   }
   return code;
 }

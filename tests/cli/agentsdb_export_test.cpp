@@ -199,6 +199,11 @@ TEST_CASE("agentsdb --out replaces only a regular file, writes through a symboli
   check_error(repo.run({"export", "--out", dir + "/folder"}), 2, "is a folder, not a file");
   check_error(repo.run({"export", "--out", ""}), 2, "--out: the file must be named (it is empty)");
   check_error(repo.run({"compile", "--root", ".", "--include", "AGENTS.md", "--out", "folder/"}), 2, "names a folder");
+  check_error(repo.run({"sign", "--in", "AGENTS.db", "--key", "none.key", "--out", ""}), 2,
+              "--out: the file must be named (it is empty)");
+  check_error(repo.run({"sign", "--in", "AGENTS.db", "--key", "none.key", "--out", "/dev/null"}), 2,
+              "--out /dev/null: not a regular file");
+  check_error(repo.run({"export", "--out", "/dev/null"}), 2, "leave out --out to write to standard output");
   CHECK(std::filesystem::is_fifo(dir + "/fifo"));
 
   // A link to a file: the file gets the export, the link stays, the mode is kept.

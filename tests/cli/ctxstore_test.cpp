@@ -340,6 +340,8 @@ TEST_CASE("ctxstore: binary payloads from --file and stdin come back byte-exact;
   // Only a regular file is replaced: not a device, nor a folder.
   check_failure(f.run({"blob", "get", hash_of(binary), "--out", "/dev/null"}), 2, "--out /dev/null: not a regular file");
   check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.dir.path()}), 2, "is a folder, not a file");
+  check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.store + "/blobs.pack"}), 2,
+                "is one of the store's own files");
   simdjson::dom::parser blob_parser;
   const auto blob = f.json(blob_parser, {"blob", "get", hash_of(binary)});
   CHECK(text_of(blob, "hash") == hash_of(binary));

@@ -166,16 +166,35 @@ TEST_CASE("an export ends with the counts of its lines; import refuses a file cu
     return report;
   };
   CHECK(require_value(import_into_new(text)).packages == 2);
+  const std::string header = text.substr(0, text.find('\n') + 1);
   // Cut after the second package: refused, or imported as it is when allowed.
   const std::string cut = text.substr(0, text.rfind('\n', text.size() - 2) + 1);
   const agentctx::error incomplete = require_error(import_into_new(cut));
   CHECK(incomplete.code == errc::invalid_argument);
   CHECK(incomplete.message ==
         "the export is incomplete: it ends without its end line ({\"kind\":\"relay-export-end\",...}) after 1 project, "
-        "0 sessions, 2 packages, 0 status changes, 0 facts: the file was cut short");
+        "0 sessions, 2 packages, 0 status changes, 0 facts: the file was cut short (or written before exports had end "
+        "lines, 2026-11-26)");
   relay::import_options partial;
   partial.allow_incomplete = true;
-  CHECK(require_value(import_into_new(cut, partial)).packages == 2);
+  const relay::import_report cut_report = require_value(import_into_new(cut, partial));
+  CHECK(cut_report.packages == 2);
+  CHECK(cut_report.incomplete);
+  CHECK(cut_report.cut_line == 0);
+  CHECK_FALSE(require_value(import_into_new(text, partial)).incomplete);
+  // Cut in the middle of its last package line: refused as cut short, or
+  // left out when allowed.
+  const std::string torn = text.substr(0, text.rfind('\n', text.find("pkg_2")) + 1 + 40);  // 40 bytes of line 4
+  CHECK(require_error(import_into_new(torn)).message.starts_with(
+      "line 4: the last line is cut short (no line break after it, and not JSON: "));
+  CHECK(require_error(import_into_new(torn)).message.ends_with("): the file was cut short"));
+  const relay::import_report torn_report = require_value(import_into_new(torn, partial));
+  CHECK(torn_report.packages == 1);
+  CHECK(torn_report.cut_line == 4);
+  CHECK(torn_report.incomplete);
+  // A line that is not JSON before the last one is an error either way.
+  CHECK(require_error(import_into_new(header + "{\"kind\":\n" + text.substr(header.size()), partial))
+            .message.starts_with("line 2: not JSON"));
   // A line lost in the middle: the counts differ (also when allowed).
   std::string holed = text;
   const std::size_t third = holed.find('\n', holed.find('\n') + 1) + 1;
@@ -188,7 +207,6 @@ TEST_CASE("an export ends with the counts of its lines; import refuses a file cu
   // Two exports joined, a line appended, a second header.
   CHECK(require_error(import_into_new(text + text)).message ==
         "line 6: a line after the export's end line (line 5): two exports joined, or something appended");
-  const std::string header = text.substr(0, text.find('\n') + 1);
   CHECK(require_error(import_into_new(header + header)).message == "line 2: a second header line: two exports joined");
   // An end line whose counts are not counts.
   for (const char* end : {R"({"kind":"relay-export-end"})",

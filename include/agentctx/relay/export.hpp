@@ -189,9 +189,11 @@ inline result<export_report> export_ndjson(const store& s, const std::string& pr
 
 /// How import_ndjson() reads its input.
 struct import_options {
-  /// Imports input that lacks the end line (a file cut short at a line
-  /// boundary): what it holds is checked and imported as usual. Lines
-  /// after an end line, and counts that differ from it, are errors still.
+  /// Imports input that lacks the end line (a file cut short, or an export
+  /// written before exports had end lines): what it holds is checked and
+  /// imported as usual, but for a last line cut short in the middle (no
+  /// line break after it, and not JSON), which is left out. Lines after an
+  /// end line, and counts that differ from it, are errors still.
   bool allow_incomplete = false;
 };
 
@@ -203,6 +205,11 @@ struct import_report {
   std::size_t status_changes = 0;
   std::size_t facts = 0;
   std::size_t skipped = 0;  ///< lines not written: held identically, or a project the store already holds
+  /// The input had no end line (import_options::allow_incomplete).
+  bool incomplete = false;
+  /// Its last line was cut short in the middle and left out (with
+  /// allow_incomplete): the line's number, else 0.
+  std::size_t cut_line = 0;
   /// Projects the store already held with other content (another
   /// created_at, name or archived state): the store's is kept, the export's
   /// project line is skipped, and the import's packages, facts and sessions
@@ -263,7 +270,17 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
     auto parsed = canonicalizer.parse(line);
     if (!parsed) {
       const std::string& message = parsed.error().message;
-      return bad(message.starts_with("not JSON") ? message : "not JSON: " + message);
+      const std::string why = message.starts_with("not JSON") ? message : "not JSON: " + message;
+      // The last line, without the line break every exported line ends
+      // with: the file was cut in the middle of it.
+      if (line.data() + line.size() == text.data() + text.size() && header_seen) {
+        if (options.allow_incomplete && end_line == 0) {
+          report.cut_line = line_number;
+          break;
+        }
+        return bad("the last line is cut short (no line break after it, and " + why + "): the file was cut short");
+      }
+      return bad(why);
     }
     json::value& object = *parsed;
     const std::string* kind = detail::string_member(object, "kind");
@@ -461,8 +478,10 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
   if (end_line == 0 && !options.allow_incomplete) {
     return fail(errc::invalid_argument,
                 "the export is incomplete: it ends without its end line ({\"kind\":\"relay-export-end\",...}) after " +
-                    detail::describe_counts(seen) + ": the file was cut short");
+                    detail::describe_counts(seen) +
+                    ": the file was cut short (or written before exports had end lines, 2026-11-26)");
   }
+  report.incomplete = end_line == 0;
 
   for (planned& p : plan) {
     if (auto written = s.append_record(std::move(p.record)); !written) {

@@ -86,12 +86,18 @@ inline void add_global_options(CLI::App& app) {
   app.add_flag("--json")->description("Print the result as one JSON document, for every command but serve");
 }
 
-inline void add_common_options(CLI::App& sub, common_options& o) {
+/// " (run 'relay project show --help' for usage)" for the subcommand `sub`
+/// of `program`.
+inline std::string usage_hint_of(const CLI::App& sub, std::string_view program) {
   std::string path;
   for (const CLI::App* at = &sub; at != nullptr; at = at->get_parent()) {
-    path = at->get_parent() == nullptr ? std::string(o.program) + path : " " + at->get_name() + path;
+    path = at->get_parent() == nullptr ? std::string(program) + path : " " + at->get_name() + path;
   }
-  o.usage_hint = " (run '" + path + " --help' for usage)";
+  return " (run '" + path + " --help' for usage)";
+}
+
+inline void add_common_options(CLI::App& sub, common_options& o) {
+  o.usage_hint = usage_hint_of(sub, o.program);
   sub.footer(std::string(exit_codes_help));
   sub.add_option("--store", o.store, "The store's folder (created by the first write)")->capture_default_str();
   sub.add_flag("--json", o.json, "Print the result as one JSON document (errors too, besides the stderr line)");
@@ -173,9 +179,7 @@ inline int report_error(const common_options& o, const agentctx::error& e) { ret
 /// Reports a usage error (exit 2): an argument that is wrong or missing, or
 /// that does not fit the others; the message ends with the help to read.
 inline int usage_error(const common_options& o, const std::string& message) {
-  const bool hinted = message.find(" --help' for usage)") != std::string::npos;
-  return report(o, agentctx::make_error(agentctx::errc::invalid_argument, hinted ? message : message + o.usage_hint),
-                usage_failure);
+  return report(o, agentctx::make_error(agentctx::errc::invalid_argument, message + o.usage_hint), usage_failure);
 }
 
 /// Reports that standard output could not be written (an I/O error, exit 2).

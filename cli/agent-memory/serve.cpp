@@ -30,8 +30,7 @@ struct serve_options {
 int run_serve(const serve_options& o) {
   for (const std::string& root : o.allowed_roots) {
     if (auto opened = memory::open_repository(root); !opened) {
-      std::cerr << program_name << ": --allow-root: " << opened.error().message << '\n';
-      return exit_usage;
+      return agentctx_cli::usage_error(program_name, "--allow-root: " + opened.error().message);
     }
   }
   memory::mcp_tool_options options;

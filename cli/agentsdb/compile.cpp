@@ -64,12 +64,10 @@ int run_compile(compile_cli_options& o) {
   } else if (o.element_type == "i8") {
     o.library.element = agdb::element_type::i8;
   } else {
-    std::cerr << "agentsdb: --element-type must be f32 or i8, not '" << o.element_type << "'\n";
-    return exit_usage;
+    return usage_error("--element-type must be f32 or i8, not '" + o.element_type + "'");
   }
   if (o.library.includes.empty() && o.library.texts.empty()) {
-    std::cerr << "agentsdb: nothing to compile: give --include GLOB or --text TEXT\n";
-    return exit_usage;
+    return usage_error("nothing to compile: give --include GLOB or --text TEXT");
   }
   auto checked = agentctx_cli::check_output_file(o.out, agentctx_cli::output_option("--out"));
   if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);

@@ -98,7 +98,7 @@ int run_export(const export_cli_options& o) {
       return {};
     });
     if (!written) return report_error(written.error());
-    if (std::fflush(stdout) != 0) return usage_error("cannot write to standard output");
+    if (std::fflush(stdout) != 0) return agentctx_cli::output_failure(program_name);
     return exit_ok;
   }
   auto writer = agentctx::io::atomic_file_writer::begin(fs, target->path);

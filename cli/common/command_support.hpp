@@ -79,12 +79,6 @@ inline int report_error(std::string_view program, const agentctx::error& e) {
   return data_problem && !missing_file ? exit_failure : exit_usage;
 }
 
-/// Prints "<program>: <message>" on stderr and returns exit_usage.
-inline int usage_error(std::string_view program, const std::string& message) {
-  std::cerr << program << ": " << agentctx::printable_line(message) << '\n';
-  return exit_usage;
-}
-
 /// "agentsdb", or "relay project show": the program and the subcommands the
 /// command line named, as far as the parse got.
 inline std::string command_path(const CLI::App& app, std::string_view program) {
@@ -97,6 +91,34 @@ inline std::string command_path(const CLI::App& app, std::string_view program) {
   }
 }
 
+/// " (run 'relay project show --help' for usage)": what ends every usage
+/// error, for the command `path` (command_path).
+inline std::string usage_hint(std::string_view path) { return " (run '" + std::string(path) + " --help' for usage)"; }
+
+/// The usage hint of the command run_command_line is running ("" before the
+/// parse succeeds): usage errors found by the command itself, after the
+/// parse, end with it too. One command runs per process; the variable is
+/// set before each one.
+inline std::string& running_usage_hint() {
+  static std::string hint;
+  return hint;
+}
+
+/// Prints "<program>: <message> (run '<program> <command> --help' for
+/// usage)" on stderr and returns exit_usage: an argument that is wrong or
+/// missing, or that does not fit the others.
+inline int usage_error(std::string_view program, const std::string& message) {
+  std::cerr << program << ": " << agentctx::printable_line(message) << running_usage_hint() << '\n';
+  return exit_usage;
+}
+
+/// Prints "<program>: cannot write to standard output" and returns
+/// exit_usage (an I/O error: a full disk, a closed pipe, /dev/full).
+inline int output_failure(std::string_view program) {
+  std::cerr << program << ": cannot write to standard output\n";
+  return exit_usage;
+}
+
 /// Flushes standard output after a command: output that could not be written
 /// (a full disk, a closed pipe's reader gone, /dev/full) turns a success into
 /// "<program>: cannot write to standard output" and exit_usage (an I/O
@@ -105,8 +127,7 @@ inline int finish_output(int code, std::string_view program) {
   std::cout.flush();
   const bool written = static_cast<bool>(std::cout) && std::fflush(stdout) == 0;
   if (written || code != exit_ok) return code;
-  std::cerr << program << ": cannot write to standard output\n";
-  return exit_usage;
+  return output_failure(program);
 }
 
 /// Reports an argument error: given its one-line message, prints it (and
@@ -119,6 +140,7 @@ using usage_reporter = std::function<int(const std::string& message)>;
 /// that line's message); --help and --version print and return 0.
 inline int run_command_line(CLI::App& app, const command_table& table, int argc, char** argv,
                             std::string_view program, const usage_reporter& report_usage = {}) {
+  running_usage_hint().clear();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -140,11 +162,12 @@ inline int run_command_line(CLI::App& app, const command_table& table, int argc,
       message = message.substr(0, at) + "given " + message.substr(at + at_most_one.size()) +
                 " times, but it takes one value";
     }
-    message = agentctx::printable_line(message) + " (run '" + command_path(app, program) + " --help' for usage)";
+    message = agentctx::printable_line(message) + usage_hint(command_path(app, program));
     if (report_usage) return report_usage(message);
     std::cerr << program << ": " << message << '\n';
     return exit_usage;
   }
+  running_usage_hint() = usage_hint(command_path(app, program));
   for (const auto& [sub, run] : table.entries) {
     if (!sub->parsed()) continue;
     try {

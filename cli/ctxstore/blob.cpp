@@ -68,7 +68,7 @@ int run_blob_get(const blob_get_options& o) {
       return static_cast<int>(exit_ok);
     }
     if (std::fwrite(bytes->data(), 1, bytes->size(), stdout) != bytes->size() || std::fflush(stdout) != 0) {
-      return usage_error("cannot write to standard output");
+      return agentctx_cli::output_failure(program_name);
     }
     return static_cast<int>(exit_ok);
   });

@@ -167,7 +167,7 @@ inline int print_turns(const turns::turn_store& store, const std::vector<turns::
   }
   if (!frame.text_footer.empty()) std::cout << frame.text_footer << '\n';
   std::cout.flush();
-  if (!std::cout) return usage_error("cannot write to standard output");
+  if (!std::cout) return agentctx_cli::output_failure(program_name);
   return exit_ok;
 }
 

@@ -56,9 +56,6 @@ struct common_options {
   std::string store = ".relay";
   bool json = false;
   std::string_view program = program_name;
-  /// " (run 'relay pull --help' for usage)": what usage_error() adds to an
-  /// argument error (set by add_common_options).
-  std::string usage_hint;
 };
 
 /// Takes --store DIR and --json given before the subcommand ("relay --store
@@ -86,18 +83,7 @@ inline void add_global_options(CLI::App& app) {
   app.add_flag("--json")->description("Print the result as one JSON document, for every command but serve");
 }
 
-/// " (run 'relay project show --help' for usage)" for the subcommand `sub`
-/// of `program`.
-inline std::string usage_hint_of(const CLI::App& sub, std::string_view program) {
-  std::string path;
-  for (const CLI::App* at = &sub; at != nullptr; at = at->get_parent()) {
-    path = at->get_parent() == nullptr ? std::string(program) + path : " " + at->get_name() + path;
-  }
-  return " (run '" + path + " --help' for usage)";
-}
-
 inline void add_common_options(CLI::App& sub, common_options& o) {
-  o.usage_hint = usage_hint_of(sub, o.program);
   sub.footer(std::string(exit_codes_help));
   sub.add_option("--store", o.store, "The store's folder (created by the first write)")->capture_default_str();
   sub.add_flag("--json", o.json, "Print the result as one JSON document (errors too, besides the stderr line)");
@@ -177,9 +163,11 @@ inline int report(const common_options& o, const agentctx::error& e, const failu
 inline int report_error(const common_options& o, const agentctx::error& e) { return report(o, e, classify(e)); }
 
 /// Reports a usage error (exit 2): an argument that is wrong or missing, or
-/// that does not fit the others; the message ends with the help to read.
+/// that does not fit the others; the message ends with the help to read
+/// (agentctx_cli::running_usage_hint).
 inline int usage_error(const common_options& o, const std::string& message) {
-  return report(o, agentctx::make_error(agentctx::errc::invalid_argument, message + o.usage_hint), usage_failure);
+  return report(o, agentctx::make_error(agentctx::errc::invalid_argument, message + agentctx_cli::running_usage_hint()),
+                usage_failure);
 }
 
 /// Reports that standard output could not be written (an I/O error, exit 2).

@@ -108,7 +108,7 @@ TEST_CASE("agentsdb write: refused requests exit 2 with one line and write nothi
   const std::vector<bad_case> cases = {
       {base_args, "agents write to the local or delta layer, not base"},
       {user_args, "agents write to the local or delta layer, not user"},
-      {scoped("global", ok), "--scope must be local or delta, not 'global'"},
+      {scoped("global", ok), "--scope must be local or delta, not 'global' (run 'agentsdb write --help' for usage)\n"},
       {scoped("local", {"--kind", "note", "--confidence", "0.5"}), "give exactly one of --content TEXT and --file F"},
       {scoped("local", {"--content", "x", "--file", "a", "--kind", "note", "--confidence", "0.5"}),
        "give exactly one of --content TEXT and --file F"},

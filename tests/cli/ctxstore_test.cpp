@@ -540,7 +540,7 @@ TEST_CASE("ctxstore: refused inputs give one line on stderr and their documented
       {{"fork"}, 2, "--from-turn is required"},
       {{"create", "--from-turn", "99"}, 1, "turn 99 does not exist"},
       {{"append", "--context", context, "--data", "x", "--file", "payload.bin"}, 2,
-       "give at most one of --data S and --file F (neither: standard input)"},
+       "give at most one of --data S and --file F (neither: standard input) (run 'ctxstore append --help' for usage)\n"},
       {{"append", "--context", context, "--file", "no-such-file"}, 2, "no-such-file: "},
       {{"append", "--context", context, "--file", "."}, 2, ".: read failed: Is a directory"},
       {{"append", "--context", context, "--data", "x", "--parent", "99"}, 1, "turn 99 does not exist"},
@@ -575,6 +575,23 @@ TEST_CASE("ctxstore: refused inputs give one line on stderr and their documented
   const auto stats = f.json(parser, {"stats"});
   CHECK(number_of(stats, "turns") == 1);
   CHECK(number_of(stats, "contexts") == 1);
+}
+
+TEST_CASE("ctxstore: output that cannot be written is an I/O error, without the usage hint") {
+  store_fixture f;
+  f.init();
+  const std::string context = f.create();
+  f.append(context, "payload");
+  const std::string hash = hash_of("payload");
+  for (const std::string& command : std::vector<std::string>{"stats", "contexts --json", "blob get " + hash}) {
+    CAPTURE(command);
+    // Appended piece by piece: GCC 12 warns (-Warray-bounds, falsely) on a chain of + here.
+    std::string script = CTXSTORE_BIN;
+    script.append(" ").append(command).append(" --store ").append(f.store).append(" > /dev/full");
+    const run_result r = cli_test::run("/bin/sh", {"-c", script});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err == "ctxstore: cannot write to standard output\n");
+  }
 }
 
 TEST_CASE("ctxstore: while another process writes, writers fail with its pid or --wait, readers work") {

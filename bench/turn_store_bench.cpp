@@ -301,6 +301,7 @@ class counting_file_system final : public io::file_system {
   result<io::mapped_bytes> map(const std::string& path) override { return inner_.map(path); }
   result<void> rename(const std::string& from, const std::string& to) override { return inner_.rename(from, to); }
   result<void> remove(const std::string& path) override { return inner_.remove(path); }
+  result<void> remove_dir(const std::string& path) override { return inner_.remove_dir(path); }
   result<void> sync_dir(const std::string& dir) override {
     dirs_.fetch_add(1, std::memory_order_relaxed);
     if (skip_.load(std::memory_order_relaxed)) return {};

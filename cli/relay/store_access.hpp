@@ -1,13 +1,12 @@
 // Opening the store named by --store: read-only for the commands that only
 // read (they take no lock, so they work while a writer such as `relay serve`
 // runs), as its writer for the others (a command that writes creates the
-// folder and the log, and removes the log again when it fails before writing
+// folder and the log, and removes them again when it fails before writing
 // a record: a failed first deposit leaves no empty store behind); and reading
 // a FILE argument, "-" being standard input.
 #pragma once
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <string>
@@ -67,43 +66,24 @@ int with_reader(const common_options& o, Body&& body) {
   return body(*store);
 }
 
-/// True when something (of any kind) is at `path`.
-inline bool path_exists(const std::string& path) {
-  struct stat st {};
-  return ::lstat(path.c_str(), &st) == 0;
-}
-
-/// Undoes the creation of the store `s` in `dir`, which this command
-/// created (there was no relay.log) and which holds no record, and closes
-/// it: relay.log is removed while the writer's lock is still held, so the
-/// folder is again no store ("no Relay store here"). The folder and its
-/// store.lock stay: a writer already waiting for that lock then takes it
-/// and creates the store afresh, whereas removing either would let such a
-/// writer hold a lock on a file no one else uses, beside a new store. Best
-/// effort: a relay.log that cannot be removed stays, an empty store.
-inline void discard_new_store(relay::store&& s, const std::string& dir) {
-  relay::store closing = std::move(s);
-  ::unlink(agentctx::io::join_path(dir, relay::log_file_name).c_str());
-}  // the lock is released here
-
 /// Opens (creating it when missing) the store as its writer, waiting for the
 /// lock with --wait, and returns what `body` returns for it, or the exit code
 /// of the failed open (reported). When `body` fails (a non-zero exit code)
 /// on a store this call created before any record was written, the store is
-/// removed again (discard_new_store).
+/// removed again (relay::store::discard_if_unused), its folder too when the
+/// call made it.
 template <class Body>
 int with_writer(const writer_options& o, Body&& body) {
   relay::store_options options;
   options.wait_for_lock = o.wait;
   options.open_threads = open_threads();
   if (const int refused = check_store_argument(o)) return refused;
-  const bool log_existed = path_exists(agentctx::io::join_path(o.store, relay::log_file_name));
   auto store = relay::store::open(agentctx::io::default_file_system(), o.store, options);
   if (!store) return report_open_error(o, store.error());
   const int code = body(*store);
-  if (code != exit_ok && !log_existed && store->record_count() == 0) {
-    discard_new_store(std::move(*store), o.store);
-  }
+  // Best effort: the command has reported its own failure; a store that
+  // could not be removed stays, empty.
+  if (code != exit_ok) (void)relay::store::discard_if_unused(std::move(*store));
   return code;
 }
 

@@ -169,15 +169,20 @@ TEST_CASE("relay repair keeps a key's later facts when the fact they superseded 
 
 TEST_CASE("relay: a write that fails on a store it would create leaves no store behind") {
   relay_fixture f;
-  // The failed deposit and import remove the relay.log they made: the folder
-  // holds no store (its store.lock stays, for writers waiting on it).
+  // The failed deposit and import remove the store they made, and its folder.
   check_failure(f.run({"deposit", f.file("bad.json", R"({"title":"no project"})")}), exit_invalid_schema,
                 "is required");
-  CHECK_FALSE(std::filesystem::exists(f.store + "/relay.log"));
+  CHECK_FALSE(std::filesystem::exists(f.store));
   check_failure(f.run({"verify"}), exit_usage, "no Relay store here");
   check_failure(f.run({"import", f.file("junk.ndjson", "not json\n")}), exit_invalid_schema, "line 1");
-  CHECK_FALSE(std::filesystem::exists(f.store + "/relay.log"));
+  CHECK_FALSE(std::filesystem::exists(f.store));
   check_failure(f.run({"pull", "--mode", "latest", "--project", "p"}), exit_usage, "no Relay store here");
+  // A folder that was there stays, with what it held.
+  std::filesystem::create_directory(f.store);
+  cli_test::write_file(f.store + "/README", "the team's store");
+  check_failure(f.run({"deposit", f.file("bad.json", R"({"title":"no project"})")}), exit_invalid_schema,
+                "is required");
+  CHECK(cli_test::list_directory(f.store) == std::vector<std::string>{"README"});
   // The next write that succeeds creates the store there.
   deposit(f, "pkg_first");
   CHECK(f.run({"pull", "--mode", "specific", "--package", "pkg_first"}).exit_code == 0);

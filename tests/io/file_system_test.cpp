@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <memory>
 #include <functional>
 #include <optional>
 #include <string>
@@ -194,6 +196,27 @@ TEST_CASE_TEMPLATE("remove unlinks a file; open handles keep reading", F, IO_TES
   CHECK(*f.fs.exists(f.base + "/dir"));
 }
 
+TEST_CASE_TEMPLATE("remove_dir removes an empty directory, nothing else", F, IO_TEST_FILE_SYSTEMS) {
+  F f;
+  const std::string dir = f.base + "/dir";
+  REQUIRE(f.fs.create_dir(dir).has_value());
+  write_text(f.fs, dir + "/file", "x");
+  const auto refused = f.fs.remove_dir(dir);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::io_error);
+  CHECK(refused.error().sys_errno == ENOTEMPTY);
+  CHECK(*f.fs.exists(dir + "/file"));
+  const auto on_file = f.fs.remove_dir(dir + "/file");
+  REQUIRE_FALSE(on_file.has_value());
+  CHECK(on_file.error().sys_errno == ENOTDIR);
+  CHECK(*f.fs.exists(dir + "/file"));
+  REQUIRE(f.fs.remove(dir + "/file").has_value());
+  REQUIRE(f.fs.remove_dir(dir).has_value());
+  CHECK_FALSE(*f.fs.exists(dir));
+  CHECK(f.fs.sync_dir(f.base).has_value());
+  CHECK(code_of(f.fs.remove_dir(dir)) == errc::not_found);
+}
+
 TEST_CASE_TEMPLATE("directories: create, list, sync, stat", F, IO_TEST_FILE_SYSTEMS) {
   F f;
   const std::string dir = f.base + "/dir";
@@ -295,6 +318,50 @@ TEST_CASE_TEMPLATE("a waiting lock is granted once the holder releases it", F, I
   waiter.join();
   CHECK(acquired.load());
   CHECK_FALSE(failed.load());
+}
+
+// A holder may remove the lock file before letting go: the waiter then locks
+// the file at the path (made afresh), not the removed one, so a third comer
+// is refused instead of getting a lock of its own beside it. (The waiter may
+// also come after the removal: it then simply makes the file; the outcome is
+// the same.)
+TEST_CASE_TEMPLATE("a waiting lock is taken on the file at the path, not one removed meanwhile", F,
+                   IO_TEST_FILE_SYSTEMS) {
+  F f;
+  const std::string path = f.base + "/LOCK";
+  auto held = f.fs.lock(path, lock_mode::exclusive, false);
+  REQUIRE(held.has_value());
+  std::optional<result<std::unique_ptr<file_lock>>> waited;
+  std::thread waiter([&] { waited.emplace(f.fs.lock(path, lock_mode::exclusive, true)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // most often the waiter waits by now
+  REQUIRE(f.fs.remove(path).has_value());
+  held->reset();
+  waiter.join();
+  REQUIRE(waited.has_value());
+  REQUIRE(waited->has_value());
+  CHECK(*f.fs.exists(path));
+  CHECK(code_of(f.fs.lock(path, lock_mode::exclusive, false)) == errc::locked);
+  waited->value().reset();
+  CHECK(f.fs.lock(path, lock_mode::exclusive, false).has_value());
+}
+
+TEST_CASE_TEMPLATE("a waiting lock whose folder was removed meanwhile fails with not_found", F, IO_TEST_FILE_SYSTEMS) {
+  F f;
+  const std::string dir = f.base + "/store";
+  const std::string path = dir + "/LOCK";
+  REQUIRE(f.fs.create_dir(dir).has_value());
+  auto held = f.fs.lock(path, lock_mode::exclusive, false);
+  REQUIRE(held.has_value());
+  std::optional<result<std::unique_ptr<file_lock>>> waited;
+  std::thread waiter([&] { waited.emplace(f.fs.lock(path, lock_mode::exclusive, true)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(f.fs.remove(path).has_value());
+  REQUIRE(f.fs.remove_dir(dir).has_value());
+  held->reset();
+  waiter.join();
+  REQUIRE(waited.has_value());
+  CHECK(code_of(*waited) == errc::not_found);
+  CHECK_FALSE(*f.fs.exists(dir));
 }
 
 }  // namespace io_file_system_test

@@ -4,7 +4,10 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
+#include <optional>
+#include <thread>
 #include <span>
 #include <string>
 #include <utility>
@@ -12,6 +15,7 @@
 
 #include "agentctx/relay/errors.hpp"
 #include "agentctx/relay/export.hpp"
+#include "io/io_test_support.hpp"
 #include "relay_test_support.hpp"
 
 namespace relay_store_test {
@@ -623,6 +627,88 @@ TEST_CASE("one writer at a time; readers refresh to see new records") {
   o.read_only = false;
   o.create_if_missing = false;
   CHECK(relay::store::open(fs, "/elsewhere", o).error().code == errc::not_found);
+}
+
+TEST_CASE("discard_if_unused removes a store its writer created and wrote nothing to, and nothing else") {
+  agentctx::io::memory_file_system fs;
+  const auto discard = [](relay::store&& s) { return require_value(relay::store::discard_if_unused(std::move(s))); };
+  // A folder the open made goes with the store.
+  {
+    auto s = open_store(fs);
+    CHECK(s.deposit(package("pkg_1", "proj_demo", "")).error().code == errc::invalid_argument);  // nothing written
+    CHECK(discard(std::move(s)));
+    CHECK_FALSE(*fs.exists("/r"));
+  }
+  // A folder that was there stays, with what else it holds.
+  for (const bool with_file : {false, true}) {
+    CAPTURE(with_file);
+    require_ok(fs.create_dir("/mine"));
+    if (with_file) {
+      const std::string mine = "mine";
+      require_ok(require_value(fs.open("/mine/notes.txt", agentctx::io::create_or_open))
+                     ->append(std::as_bytes(std::span(mine.data(), mine.size()))));
+    }
+    CHECK(discard(require_value(relay::store::open(fs, "/mine", test_options()))));
+    CHECK(*fs.list_dir("/mine") == (with_file ? std::vector<std::string>{"notes.txt"} : std::vector<std::string>{}));
+    if (with_file) require_ok(fs.remove("/mine/notes.txt"));
+    require_ok(fs.remove_dir("/mine"));
+  }
+  // A store with a record, one an earlier writer created (even empty), and
+  // a reader are only closed.
+  {
+    auto s = open_store(fs);
+    require_value(s.deposit(package("pkg_1")));
+    CHECK_FALSE(discard(std::move(s)));
+    CHECK(require_value(open_store(fs, true).latest("proj_demo")).size() == 1);
+  }
+  {
+    auto first = require_value(relay::store::open(fs, "/empty", test_options()));
+  }
+  CHECK_FALSE(discard(require_value(relay::store::open(fs, "/empty", test_options()))));
+  CHECK(*fs.exists("/empty/relay.log"));
+  CHECK_FALSE(discard(open_store(fs, true)));
+  CHECK(*fs.exists("/r/relay.log"));
+}
+
+// The writer that waited holds the lock of the store it made, not the lock
+// file of the one removed: a third writer is refused while it writes.
+namespace {
+void check_waiting_writer_creates_afresh(agentctx::io::file_system& fs, const std::string& dir) {
+  auto first = require_value(relay::store::open(fs, dir, test_options()));
+  std::optional<agentctx::result<relay::store>> second;
+  std::thread waiter([&] {
+    auto o = test_options();
+    o.wait_for_lock = true;
+    second.emplace(relay::store::open(fs, dir, o));
+    if (second->has_value()) (void)(*second)->deposit(package("pkg_waited"));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // most often the waiter waits by now
+  CHECK(require_value(relay::store::discard_if_unused(std::move(first))));
+  waiter.join();
+  REQUIRE(second.has_value());
+  REQUIRE(second->has_value());
+  relay::store& writer = **second;
+  CHECK(writer.record_count() == 1);
+  CHECK(relay::store::open(fs, dir, test_options()).error().code == errc::locked);
+  auto o = test_options();
+  o.read_only = true;
+  auto reader = require_value(relay::store::open(fs, dir, o));
+  const auto latest = require_value(reader.latest("proj_demo"));
+  REQUIRE(latest.size() == 1);
+  CHECK(latest[0]->package.package_id == "pkg_waited");
+  CHECK(require_value(reader.verify()).ok());
+}
+}  // namespace
+
+TEST_CASE("a writer that waits while another discards the store it created creates the store afresh") {
+  SUBCASE("in memory") {
+    agentctx::io::memory_file_system fs;
+    check_waiting_writer_creates_afresh(fs, "/r");
+  }
+  SUBCASE("on disk") {
+    io_test::temporary_directory tmp;
+    check_waiting_writer_creates_afresh(agentctx::io::default_file_system(), tmp.path() + "/store");
+  }
 }
 
 TEST_CASE("deposit_json: text that is not JSON, or JSON that breaks RFC 8785, is an invalid_schema error") {

@@ -189,6 +189,18 @@ class confined_file_system final : public file_system {
     return {};
   }
 
+  /// A symbolic link named by `path` is not followed: unlinkat fails with
+  /// ENOTDIR on it.
+  result<void> remove_dir(const std::string& path) override {
+    auto parent_found = resolve_parent(path);
+    if (!parent_found) return unexpected(std::move(parent_found).error());
+    auto& parent = *parent_found;
+    if (::unlinkat(parent.dir.get(), parent.name.c_str(), AT_REMOVEDIR) != 0) {
+      return detail::system_failure("remove directory", errno, path);
+    }
+    return {};
+  }
+
   result<void> sync_dir(const std::string& dir) override {
     auto fd_found = open_directory(dir);
     if (!fd_found) return unexpected(std::move(fd_found).error());
@@ -249,16 +261,25 @@ class confined_file_system final : public file_system {
     return detail::read_directory(handle, dir);
   }
 
+  /// As posix_file_system::lock, the path resolved below the root again
+  /// after each lock that found another file (or none) at it.
   result<std::unique_ptr<file_lock>> lock(const std::string& path, lock_mode mode, bool wait) override {
-    auto parent_found = resolve_parent(path);
-    if (!parent_found) return unexpected(std::move(parent_found).error());
-    auto& parent = *parent_found;
-    int fd = detail::openat_retrying(parent.dir.get(), parent.name, O_RDWR | O_CREAT | O_NOFOLLOW, 0666);
-    if (fd < 0 && (errno == EACCES || errno == EROFS)) {
-      fd = detail::openat_retrying(parent.dir.get(), parent.name, O_RDONLY | O_NOFOLLOW);
+    for (;;) {
+      auto parent_found = resolve_parent(path);
+      if (!parent_found) return unexpected(std::move(parent_found).error());
+      auto& parent = *parent_found;
+      int fd = detail::openat_retrying(parent.dir.get(), parent.name, O_RDWR | O_CREAT | O_NOFOLLOW, 0666);
+      if (fd < 0 && (errno == EACCES || errno == EROFS)) {
+        fd = detail::openat_retrying(parent.dir.get(), parent.name, O_RDONLY | O_NOFOLLOW);
+      }
+      if (fd < 0) return last_component_failure("open", errno, parent, path);
+      auto held = detail::lock_descriptor(detail::unique_fd(fd), mode, wait, path, [&](const struct stat& locked) {
+        struct stat now {};
+        return ::fstatat(parent.dir.get(), parent.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+               detail::same_file(locked, now);
+      });
+      if (!held || *held) return held;
     }
-    if (fd < 0) return last_component_failure("open", errno, parent, path);
-    return detail::lock_descriptor(detail::unique_fd(fd), mode, wait, path);
   }
 
  private:

@@ -7,7 +7,7 @@
 //   sync      file::sync
 //   sync_dir  file_system::sync_dir
 //   rename    file_system::rename
-//   remove    file_system::remove
+//   remove    file_system::remove, file_system::remove_dir
 //   truncate  file::truncate
 //   create    open() with create or truncate, create_dir()
 // Operations are numbered from 1, globally and per kind, since construction
@@ -289,6 +289,10 @@ class fault_injecting_file_system final : public file_system {
   }
   result<void> remove(const std::string& path) override {
     return detail::guarded(*state_, operation_kind::remove, "remove", path, [&] { return inner_.remove(path); });
+  }
+  result<void> remove_dir(const std::string& path) override {
+    return detail::guarded(*state_, operation_kind::remove, "remove directory", path,
+                           [&] { return inner_.remove_dir(path); });
   }
   result<void> sync_dir(const std::string& dir) override {
     return detail::guarded(*state_, operation_kind::sync_dir, "sync", dir, [&] { return inner_.sync_dir(dir); });

@@ -160,6 +160,10 @@ class file_system {
   virtual result<void> rename(const std::string& from, const std::string& to) = 0;
   /// Removes a file (not a directory).
   virtual result<void> remove(const std::string& path) = 0;
+  /// Removes an empty directory (rmdir). Errors: not_found; io_error with
+  /// sys_errno ENOTEMPTY when it holds entries, ENOTDIR when it is a file.
+  /// Durable only after sync_dir() of the directory containing it.
+  virtual result<void> remove_dir(const std::string& path) = 0;
   /// Makes the directory's entries (creations, renames, removals) durable.
   virtual result<void> sync_dir(const std::string& dir) = 0;
   /// Creates a directory; succeeds if it already exists. Parents must exist.
@@ -177,6 +181,14 @@ class file_system {
   /// Takes an advisory lock on `path` (created if missing). With wait=false a
   /// lock held elsewhere fails at once with errc::locked. Locks conflict across
   /// processes and across separate lock() calls in one process.
+  ///
+  /// The lock returned is on the file at `path` when the call returns: a
+  /// file removed or replaced while the call waited for it (or between its
+  /// open and its lock) is let go, and the file now at `path` is opened
+  /// (created) and locked instead. So a holder may remove the lock file,
+  /// and then its directory, before letting go: a waiter never ends up
+  /// holding a lock that no one else can take. Errors: not_found when the
+  /// directory is gone by then.
   virtual result<std::unique_ptr<file_lock>> lock(const std::string& path, lock_mode mode, bool wait) = 0;
 };
 

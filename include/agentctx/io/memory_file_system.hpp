@@ -156,6 +156,7 @@ class memory_file_system final : public file_system {
   result<mapped_bytes> map(const std::string& path) override;
   result<void> rename(const std::string& from, const std::string& to) override;
   result<void> remove(const std::string& path) override;
+  result<void> remove_dir(const std::string& path) override;
   result<void> sync_dir(const std::string& dir) override;
   result<void> create_dir(const std::string& path) override;
   result<bool> exists(const std::string& path) override;

@@ -272,9 +272,14 @@ inline result<mapped_bytes> map_descriptor(unique_fd fd, const std::string& path
 }
 
 /// flock() on the open descriptor `fd` (file_system::lock), which the lock
-/// then owns. Errors: locked (wait=false and held elsewhere), io_error.
-inline result<std::unique_ptr<file_lock>> lock_descriptor(unique_fd fd, lock_mode mode, bool wait,
-                                                         const std::string& path) {
+/// then owns; then `at_path(st)`, given fstat of the locked file, says
+/// whether it is still the file at the lock's path. When it is not (removed
+/// or replaced meanwhile), the lock is let go and the result is a null
+/// pointer: the caller opens the path again. Errors: locked (wait=false and
+/// held elsewhere), io_error.
+template <class AtPath>
+result<std::unique_ptr<file_lock>> lock_descriptor(unique_fd fd, lock_mode mode, bool wait, const std::string& path,
+                                                   AtPath&& at_path) {
   int operation = (mode == lock_mode::shared ? LOCK_SH : LOCK_EX) | (wait ? 0 : LOCK_NB);
   int rc;
   do {
@@ -284,7 +289,15 @@ inline result<std::unique_ptr<file_lock>> lock_descriptor(unique_fd fd, lock_mod
     if (errno == EWOULDBLOCK) return unexpected(system_error(errc::locked, "lock", errno, path));
     return system_failure("lock", errno, path);
   }
+  struct stat held {};
+  if (::fstat(fd.get(), &held) != 0) return system_failure("stat", errno, path);
+  if (!at_path(held)) return std::unique_ptr<file_lock>();
   return std::unique_ptr<file_lock>(std::make_unique<posix_file_lock>(fd.release()));
+}
+
+/// True when `now` (a stat of the lock's path) is the file `held`.
+inline bool same_file(const struct stat& held, const struct stat& now) noexcept {
+  return held.st_dev == now.st_dev && held.st_ino == now.st_ino;
 }
 
 }  // namespace detail
@@ -321,6 +334,11 @@ class posix_file_system final : public file_system {
 
   result<void> remove(const std::string& path) override {
     if (::unlink(path.c_str()) != 0) return detail::system_failure("remove", errno, path);
+    return {};
+  }
+
+  result<void> remove_dir(const std::string& path) override {
+    if (::rmdir(path.c_str()) != 0) return detail::system_failure("remove directory", errno, path);
     return {};
   }
 
@@ -368,14 +386,23 @@ class posix_file_system final : public file_system {
   }
 
   /// flock() on `path`, created if missing (opened read-only when it cannot
-  /// be opened for writing, so shared locks work on read-only files).
-  /// Errors: locked (wait=false and held elsewhere), not_found (the parent
-  /// directory is missing), permission_denied, io_error.
+  /// be opened for writing, so shared locks work on read-only files), then
+  /// stat(path) against fstat of the locked descriptor: another file there
+  /// (or none) means it was removed or replaced meanwhile, and the path is
+  /// opened and locked again. Errors: locked (wait=false and held
+  /// elsewhere), not_found (the parent directory is missing),
+  /// permission_denied, io_error.
   result<std::unique_ptr<file_lock>> lock(const std::string& path, lock_mode mode, bool wait) override {
-    int raw_fd = detail::open_retrying(path.c_str(), O_RDWR | O_CREAT, 0666);
-    if (raw_fd < 0 && (errno == EACCES || errno == EROFS)) raw_fd = detail::open_retrying(path.c_str(), O_RDONLY);
-    if (raw_fd < 0) return detail::system_failure("open", errno, path);
-    return detail::lock_descriptor(detail::unique_fd(raw_fd), mode, wait, path);
+    for (;;) {
+      int raw_fd = detail::open_retrying(path.c_str(), O_RDWR | O_CREAT, 0666);
+      if (raw_fd < 0 && (errno == EACCES || errno == EROFS)) raw_fd = detail::open_retrying(path.c_str(), O_RDONLY);
+      if (raw_fd < 0) return detail::system_failure("open", errno, path);
+      auto held = detail::lock_descriptor(detail::unique_fd(raw_fd), mode, wait, path, [&](const struct stat& locked) {
+        struct stat now {};
+        return ::stat(path.c_str(), &now) == 0 && detail::same_file(locked, now);
+      });
+      if (!held || *held) return held;
+    }
   }
 };
 

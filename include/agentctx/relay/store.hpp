@@ -41,6 +41,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -257,6 +258,40 @@ class store {
     AGENTCTX_TRY(s.open_log());
     return s;
   }
+
+  /// Closes `s`, and removes it again when its writer created it and wrote
+  /// nothing to it: relay.log was not there when the writer took the lock,
+  /// and no record has been appended since (a first deposit that was
+  /// refused, say). Then relay.log, store.lock and, when this open made the
+  /// folder and nothing else is left in it, the folder are removed, all
+  /// while the lock is held, and the lock is let go last. A writer that was
+  /// waiting for the lock then finds no store and creates one afresh (the
+  /// lock it gets is on the file at the lock's path: io::file_system::lock).
+  /// Any other store, and a reader, is only closed. Returns whether the
+  /// store was removed. Errors: those of removing (the store is closed all
+  /// the same; a relay.log that could not be removed stays, an empty store).
+  static result<bool> discard_if_unused(store&& s) {
+    store closing = std::move(s);
+    if (closing.options_.read_only || !closing.created_log_ || closing.record_count_ != 0 || !closing.lock_) {
+      return false;
+    }
+    io::file_system& fs = *closing.fs_;
+    closing.log_.reset();
+    AGENTCTX_TRY(fs.remove(closing.path_of(log_file_name)));
+    AGENTCTX_TRY(fs.remove(closing.path_of(lock_file_name)));
+    std::string synced = closing.dir_;
+    if (closing.made_dir_) {
+      // Something else in the folder (a store another writer has begun since
+      // store.lock went, a cache beside the store) keeps it.
+      if (auto removed = fs.remove_dir(closing.dir_)) {
+        synced = io::parent_directory(closing.dir_);
+      } else if (removed.error().sys_errno != ENOTEMPTY && removed.error().sys_errno != EEXIST) {
+        return unexpected(std::move(removed).error());
+      }
+    }
+    AGENTCTX_TRY(fs.sync_dir(synced));
+    return true;
+  }  // the lock is let go here, after the removals
 
   const std::string& directory() const noexcept { return dir_; }
   bool read_only() const noexcept { return options_.read_only; }
@@ -1014,22 +1049,42 @@ class store {
 
   // --- the log -------------------------------------------------------------------------
 
+  // Whether `path` exists (not_found is false; other errors are errors).
+  result<bool> path_exists(const std::string& path) {
+    auto exists = fs_->exists(path);
+    if (!exists && exists.error().code != errc::not_found) return unexpected(std::move(exists).error());
+    return exists && *exists;
+  }
+
   result<void> open_log() {
     const std::string log_path = path_of(log_file_name);
-    auto exists = fs_->exists(log_path);
-    if (!exists && exists.error().code != errc::not_found) return unexpected(std::move(exists).error());
-    const bool present = exists && *exists;
-    if (!present && (options_.read_only || !options_.create_if_missing)) {
-      return fail(errc::not_found, "no Relay store here (relay.log is missing)", dir_);
-    }
-    if (!options_.read_only) {
-      if (!present) {
+    // A writer that waited for the lock while the writer before it removed
+    // the store it had made (discard_if_unused) finds the folder gone when it
+    // gets the lock (not_found), and starts again: it makes the folder
+    // afresh. Bounded, in case something else keeps removing it.
+    for (int attempt = 1;; ++attempt) {
+      auto present = path_exists(log_path);
+      if (!present) return unexpected(std::move(present).error());
+      if (!*present && (options_.read_only || !options_.create_if_missing)) {
+        return fail(errc::not_found, "no Relay store here (relay.log is missing)", dir_);
+      }
+      if (options_.read_only) break;
+      if (!*present) {
+        auto folder = path_exists(dir_);
+        if (!folder) return unexpected(std::move(folder).error());
+        made_dir_ = !*folder;
         AGENTCTX_TRY(fs_->create_dir(dir_));
         AGENTCTX_TRY(fs_->sync_dir(io::parent_directory(dir_)));
       }
       auto lock = io::acquire_writer_lock(*fs_, path_of(lock_file_name), options_.wait_for_lock);
+      if (!lock && lock.error().code == errc::not_found && attempt < 100) continue;
       if (!lock) return unexpected(std::move(lock).error());
       lock_ = std::move(*lock);
+      // Looked at again under the lock: another writer may have made the log
+      // since the look above.
+      auto there = path_exists(log_path);
+      if (!there) return unexpected(std::move(there).error());
+      created_log_ = !*there;
       auto file = fs_->open(log_path, io::create_or_open);
       if (!file) return unexpected(std::move(file).error());
       log_ = std::move(*file);
@@ -1054,6 +1109,7 @@ class store {
           AGENTCTX_TRY(fs_->sync_dir(dir_));
         }
       }
+      break;
     }
     return load_from(0);
   }
@@ -1642,6 +1698,8 @@ class store {
   std::function<std::uint64_t()> clock_;
   std::unique_ptr<io::file_lock> lock_;
   std::unique_ptr<io::file> log_;
+  bool made_dir_ = false;     // this writer's open made the folder
+  bool created_log_ = false;  // no relay.log was there when this writer took the lock
   std::uint64_t loaded_end_ = 0;
   std::size_t record_count_ = 0;
   bool poisoned_ = false;

@@ -468,6 +468,21 @@ inline result<void> memory_file_system::remove(const std::string& path) {
   return {};
 }
 
+inline result<void> memory_file_system::remove_dir(const std::string& path) {
+  auto parts = detail::split_path(path);
+  std::lock_guard guard(core_->mutex);
+  if (parts.empty()) return detail::system_failure("remove directory", EBUSY, path);  // the root
+  auto parent = detail::resolve_parent(*core_, parts, "remove directory", path);
+  if (!parent) return unexpected(std::move(parent).error());
+  auto& entries = (*parent)->entries;
+  auto it = entries.find(parts.back());
+  if (it == entries.end()) return detail::system_failure("remove directory", ENOENT, path);
+  if (!it->second->directory) return detail::system_failure("remove directory", ENOTDIR, path);
+  if (!it->second->entries.empty()) return detail::system_failure("remove directory", ENOTEMPTY, path);
+  entries.erase(it);
+  return {};
+}
+
 inline result<void> memory_file_system::sync_dir(const std::string& dir) {
   auto parts = detail::split_path(dir);
   std::lock_guard guard(core_->mutex);
@@ -522,21 +537,30 @@ inline result<std::unique_ptr<file_lock>> memory_file_system::lock(const std::st
                                                                    bool wait) {
   auto parts = detail::split_path(path);
   std::unique_lock guard(core_->mutex);
-  auto parent = detail::resolve_parent(*core_, parts, "open", path);
-  if (!parent) return unexpected(std::move(parent).error());
-  auto [it, created] = (*parent)->entries.try_emplace(parts.back());
-  if (created) it->second = detail::make_file_node();
-  std::shared_ptr<detail::memory_node> node = it->second;
-  if (node->directory) return detail::system_failure("open", EISDIR, path);
-  auto compatible = [&] {
-    return mode == lock_mode::shared ? !node->exclusive_lock : !node->exclusive_lock && node->shared_locks == 0;
+  std::shared_ptr<detail::memory_node> node;
+  // The file at `path` when the lock is taken: one removed or replaced while
+  // this call waited is let go, and `path` is looked up again.
+  const auto at_path = [&] {
+    int error = 0;
+    return detail::find_node(core_->root, parts, parts.size(), &detail::memory_node::entries, error) == node;
   };
-  if (!compatible()) {
-    if (!wait) return unexpected(detail::system_error(errc::locked, "lock", EWOULDBLOCK, path));
-    std::uint64_t epoch = core_->epoch;
-    core_->lock_released.wait(guard, [&] { return core_->epoch != epoch || compatible(); });
-    if (core_->epoch != epoch) return unexpected(detail::invalidated_handle_error("lock", path));
-  }
+  do {
+    auto parent = detail::resolve_parent(*core_, parts, "open", path);
+    if (!parent) return unexpected(std::move(parent).error());
+    auto [it, created] = (*parent)->entries.try_emplace(parts.back());
+    if (created) it->second = detail::make_file_node();
+    node = it->second;
+    if (node->directory) return detail::system_failure("open", EISDIR, path);
+    auto compatible = [&] {
+      return mode == lock_mode::shared ? !node->exclusive_lock : !node->exclusive_lock && node->shared_locks == 0;
+    };
+    if (!compatible()) {
+      if (!wait) return unexpected(detail::system_error(errc::locked, "lock", EWOULDBLOCK, path));
+      std::uint64_t epoch = core_->epoch;
+      core_->lock_released.wait(guard, [&] { return core_->epoch != epoch || compatible(); });
+      if (core_->epoch != epoch) return unexpected(detail::invalidated_handle_error("lock", path));
+    }
+  } while (!at_path());
   if (mode == lock_mode::exclusive) {
     node->exclusive_lock = true;
   } else {

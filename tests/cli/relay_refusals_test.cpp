@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "agentctx/core/time.hpp"
+#include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/relay/log_format.hpp"
+#include "agentctx/relay/store.hpp"
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
 #if defined(RELAY_BIN)
@@ -191,6 +193,42 @@ TEST_CASE("relay: a write that fails on a store it would create leaves no store 
   check_failure(f.run({"deposit", f.file("bad.json", R"({"title":"no project"})")}), exit_invalid_schema,
                 "is required");
   CHECK(f.run({"pull", "--mode", "specific", "--package", "pkg_kept"}).exit_code == 0);
+}
+
+// relay serve makes a new store and fails (its answers go to /dev/full) while
+// relay deposit --wait waits for its lock: the deposit then makes the store
+// afresh and holds the lock of that store. (Should the deposit get there
+// first, serve is refused as locked instead; the outcome is the same.)
+TEST_CASE("relay deposit --wait while relay serve fails on the store it made: the deposit makes it afresh") {
+  relay_fixture f;
+  const std::string pkg = f.file("pkg.json", package_text("pkg_waited", "Waited", "proj_demo"));
+  const std::string initialize =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+      R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
+  std::string script = "cd '" + f.dir.path() + "' && mkfifo in && R='" + RELAY_BIN + "' S='" + f.store + "'\n";
+  script += "\"$R\" serve --store \"$S\" < in > /dev/full 2> serve.err & serve=$!\n";
+  script += "exec 3> in\n";
+  script += "sleep 0.3\n";  // serve holds the lock by then, most often
+  script += "\"$R\" deposit --wait --store \"$S\" pkg.json > deposit.out 2> deposit.err & deposit=$!\n";
+  script += "sleep 0.3\n";  // the deposit waits by then, most often
+  script += "printf '%s\\n' '" + initialize + "' >&3\n";
+  script += "exec 3>&-\n";
+  script += "wait $serve; echo \"serve $?\"\n";
+  script += "wait $deposit; echo \"deposit $?\"\n";
+  const run_result r = cli_test::run("/bin/sh", {"-c", script});
+  INFO("serve: " << read_file(f.dir.path() + "/serve.err"));
+  INFO("deposit: " << read_file(f.dir.path() + "/deposit.err"));
+  CHECK(r.out == "serve 2\ndeposit 0\n");
+  CHECK(contains(read_file(f.dir.path() + "/deposit.out"), "pkg_waited"));
+  const run_result verified = f.run({"verify"});
+  check_clean_success(verified);
+  CHECK(contains(verified.out, "ok: checked 1 package"));
+  CHECK(f.run({"pull", "--mode", "specific", "--package", "pkg_waited"}).exit_code == 0);
+  // The store's writer lock is the one at store.lock: a writer is refused
+  // while another holds it.
+  auto holder = agentctx::relay::store::open(agentctx::io::default_file_system(), f.store);
+  REQUIRE(holder.has_value());
+  check_failure(f.run({"deposit", pkg}), exit_usage, "store is locked by pid");
 }
 
 TEST_CASE("relay error messages show control bytes and bytes that are not UTF-8 escaped, on one line") {

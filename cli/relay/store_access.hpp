@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <iostream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -81,9 +82,14 @@ int with_writer(const writer_options& o, Body&& body) {
   auto store = relay::store::open(agentctx::io::default_file_system(), o.store, options);
   if (!store) return report_open_error(o, store.error());
   const int code = body(*store);
-  // Best effort: the command has reported its own failure; a store that
-  // could not be removed stays, empty.
-  if (code != exit_ok) (void)relay::store::discard_if_unused(std::move(*store));
+  // The command has reported its own failure; a store that could not be
+  // removed stays, empty, and a warning says so.
+  if (code != exit_ok) {
+    if (auto discarded = relay::store::discard_if_unused(std::move(*store)); !discarded) {
+      std::cerr << o.program << ": warning: the empty store it made stays: "
+                << agentctx::printable_line(discarded.error().describe()) << '\n';
+    }
+  }
   return code;
 }
 

@@ -320,29 +320,57 @@ TEST_CASE_TEMPLATE("a waiting lock is granted once the holder releases it", F, I
   CHECK_FALSE(failed.load());
 }
 
-// A holder may remove the lock file before letting go: the waiter then locks
-// the file at the path (made afresh), not the removed one, so a third comer
-// is refused instead of getting a lock of its own beside it. (The waiter may
-// also come after the removal: it then simply makes the file; the outcome is
-// the same.)
-TEST_CASE_TEMPLATE("a waiting lock is taken on the file at the path, not one removed meanwhile", F,
-                   IO_TEST_FILE_SYSTEMS) {
-  F f;
-  const std::string path = f.base + "/LOCK";
+// Holds the exclusive lock on `path`, has another thread ask for it
+// (waiting), runs `change` once that thread waits, lets go, and returns what
+// the waiting lock() returned.
+template <class F, class Change>
+result<std::unique_ptr<file_lock>> lock_after_change(F& f, const std::string& path, Change&& change) {
   auto held = f.fs.lock(path, lock_mode::exclusive, false);
   REQUIRE(held.has_value());
   std::optional<result<std::unique_ptr<file_lock>>> waited;
   std::thread waiter([&] { waited.emplace(f.fs.lock(path, lock_mode::exclusive, true)); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // most often the waiter waits by now
-  REQUIRE(f.fs.remove(path).has_value());
+  io_test::wait_until(f.lock_waited(path));
+  change();
   held->reset();
   waiter.join();
   REQUIRE(waited.has_value());
-  REQUIRE(waited->has_value());
+  return std::move(*waited);
+}
+
+// A holder may remove the lock file before letting go: the waiter then locks
+// the file at the path (made afresh), not the removed one, so a third comer
+// is refused instead of getting a lock of its own beside it. (A waiter may
+// also come after the removal, and then simply makes the file; the test
+// waits until it waits, so it is the removed file it locks first.)
+TEST_CASE_TEMPLATE("a waiting lock is taken on the file at the path, not one removed meanwhile", F,
+                   IO_TEST_FILE_SYSTEMS) {
+  F f;
+  const std::string path = f.base + "/LOCK";
+  auto waited = lock_after_change(f, path, [&] { REQUIRE(f.fs.remove(path).has_value()); });
+  REQUIRE(waited.has_value());
   CHECK(*f.fs.exists(path));
   CHECK(code_of(f.fs.lock(path, lock_mode::exclusive, false)) == errc::locked);
-  waited->value().reset();
+  waited->reset();
   CHECK(f.fs.lock(path, lock_mode::exclusive, false).has_value());
+}
+
+// The folder renamed away and another made in its place: the lock file at
+// the path is the new folder's (the confined file system looks the path up
+// from its root again rather than in the folder it opened first).
+TEST_CASE_TEMPLATE("a waiting lock whose folder was replaced meanwhile is taken in the new folder", F,
+                   IO_TEST_FILE_SYSTEMS) {
+  F f;
+  const std::string dir = f.base + "/store";
+  const std::string path = dir + "/LOCK";
+  REQUIRE(f.fs.create_dir(dir).has_value());
+  auto waited = lock_after_change(f, path, [&] {
+    REQUIRE(f.fs.rename(dir, f.base + "/old").has_value());
+    REQUIRE(f.fs.create_dir(dir).has_value());
+  });
+  REQUIRE(waited.has_value());
+  CHECK(*f.fs.exists(path));
+  CHECK(code_of(f.fs.lock(path, lock_mode::exclusive, false)) == errc::locked);
+  CHECK(f.fs.lock(f.base + "/old/LOCK", lock_mode::exclusive, false).has_value());
 }
 
 TEST_CASE_TEMPLATE("a waiting lock whose folder was removed meanwhile fails with not_found", F, IO_TEST_FILE_SYSTEMS) {
@@ -350,17 +378,11 @@ TEST_CASE_TEMPLATE("a waiting lock whose folder was removed meanwhile fails with
   const std::string dir = f.base + "/store";
   const std::string path = dir + "/LOCK";
   REQUIRE(f.fs.create_dir(dir).has_value());
-  auto held = f.fs.lock(path, lock_mode::exclusive, false);
-  REQUIRE(held.has_value());
-  std::optional<result<std::unique_ptr<file_lock>>> waited;
-  std::thread waiter([&] { waited.emplace(f.fs.lock(path, lock_mode::exclusive, true)); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  REQUIRE(f.fs.remove(path).has_value());
-  REQUIRE(f.fs.remove_dir(dir).has_value());
-  held->reset();
-  waiter.join();
-  REQUIRE(waited.has_value());
-  CHECK(code_of(*waited) == errc::not_found);
+  auto waited = lock_after_change(f, path, [&] {
+    REQUIRE(f.fs.remove(path).has_value());
+    REQUIRE(f.fs.remove_dir(dir).has_value());
+  });
+  CHECK(code_of(waited) == errc::not_found);
   CHECK_FALSE(*f.fs.exists(dir));
 }
 

@@ -4,14 +4,19 @@
 
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "agentctx/io/confined_file_system.hpp"
@@ -130,12 +135,39 @@ std::vector<agentctx::io::recorded_operation> crash_at_every_operation(
   return history;
 }
 
-// Fixtures: `fs` is the file system under test, `base` an empty directory in it.
+/// Whether some flock() on the file at the real path `path` is blocked now:
+/// Linux lists a waiting lock in /proc/locks with "->" before it, and the
+/// file's inode after the device ("... fe:00:10952705 0 EOF").
+inline bool disk_lock_waited(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  std::ifstream locks("/proc/locks");
+  const std::string inode = ":" + std::to_string(st.st_ino) + " ";
+  for (std::string line; std::getline(locks, line);) {
+    if (line.find("->") != std::string::npos && line.find(inode) != std::string::npos) return true;
+  }
+  return false;
+}
+
+/// Returns once `waited()` is true (a lock() call waits for a held lock),
+/// polling; fails the test when it is not after 60 seconds, which only a
+/// lock() that never waits can take.
+inline void wait_until(const std::function<bool()>& waited) {
+  for (int i = 0; i < 60000 && !waited(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  REQUIRE_MESSAGE(waited(), "no lock() call came to wait for the lock");
+}
+
+// Fixtures: `fs` is the file system under test, `base` an empty directory in
+// it; lock_waited(path) says whether a lock() on `path` (a path of `fs`)
+// waits now.
 struct posix_fixture {
   temporary_directory directory;
   agentctx::io::posix_file_system posix;
   agentctx::io::file_system& fs = posix;
   std::string base = directory.path();
+  std::function<bool()> lock_waited(const std::string& path) const {
+    return [path] { return disk_lock_waited(path); };
+  }
 };
 
 struct memory_fixture {
@@ -143,6 +175,9 @@ struct memory_fixture {
   agentctx::io::memory_file_system memory;
   agentctx::io::file_system& fs = memory;
   std::string base = "/base";
+  std::function<bool()> lock_waited(const std::string&) const {
+    return [this] { return memory.lock_waiters() != 0; };
+  }
 };
 
 /// An unarmed fault-injecting file system must behave exactly like its inner one.
@@ -152,6 +187,9 @@ struct fault_fixture {
   agentctx::io::fault_injecting_file_system faulty{memory};
   agentctx::io::file_system& fs = faulty;
   std::string base = "/base";
+  std::function<bool()> lock_waited(const std::string&) const {
+    return [this] { return memory.lock_waiters() != 0; };
+  }
 };
 
 /// The real disk confined to a scratch folder: paths are relative to it.
@@ -166,6 +204,9 @@ struct confined_fixture {
   std::unique_ptr<agentctx::io::confined_file_system> confined = open_root(directory.path());
   agentctx::io::file_system& fs = *confined;
   std::string base = "base";
+  std::function<bool()> lock_waited(const std::string& path) const {
+    return [real = directory.path() + "/" + path] { return disk_lock_waited(real); };
+  }
 };
 
 }  // namespace io_test

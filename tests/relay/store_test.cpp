@@ -15,6 +15,7 @@
 
 #include "agentctx/relay/errors.hpp"
 #include "agentctx/relay/export.hpp"
+#include "agentctx/io/fault_injecting_file_system.hpp"
 #include "io/io_test_support.hpp"
 #include "relay_test_support.hpp"
 
@@ -670,10 +671,37 @@ TEST_CASE("discard_if_unused removes a store its writer created and wrote nothin
   CHECK(*fs.exists("/r/relay.log"));
 }
 
+// A removal that fails: discard_if_unused says so, and what it removed
+// before is synced. The nth remove is of relay.log, store.lock, the folder.
+TEST_CASE("discard_if_unused reports a removal that fails and keeps what it could not remove") {
+  using agentctx::io::operation_kind;
+  for (std::uint64_t n = 1; n <= 3; ++n) {
+    CAPTURE(n);
+    agentctx::io::memory_file_system memory;
+    agentctx::io::fault_injecting_file_system faulty(memory);
+    auto s = require_value(relay::store::open(faulty, "/r", test_options()));
+    const auto removes = faulty.operation_count(operation_kind::remove);
+    const auto dir_syncs = faulty.operation_count(operation_kind::sync_dir);
+    faulty.inject({operation_kind::remove, removes + n, std::nullopt});
+    auto discarded = relay::store::discard_if_unused(std::move(s));
+    REQUIRE_FALSE(discarded.has_value());
+    CHECK(discarded.error().code == errc::io_error);
+    CHECK(*memory.exists("/r/relay.log") == (n == 1));
+    CHECK(*memory.exists("/r/store.lock") == (n <= 2));
+    CHECK(*memory.exists("/r"));
+    CHECK(faulty.operation_count(operation_kind::sync_dir) == dir_syncs + (n == 3 ? 1 : 0));
+    // What stays is an empty store (or a folder), which a writer opens.
+    CHECK(require_value(relay::store::open(memory, "/r", test_options())).record_count() == 0);
+  }
+}
+
 // The writer that waited holds the lock of the store it made, not the lock
 // file of the one removed: a third writer is refused while it writes.
+// `waited` says when a lock() waits for the lock (the waiter then locked the
+// file that is removed).
 namespace {
-void check_waiting_writer_creates_afresh(agentctx::io::file_system& fs, const std::string& dir) {
+void check_waiting_writer_creates_afresh(agentctx::io::file_system& fs, const std::string& dir,
+                                         const std::function<bool()>& waited) {
   auto first = require_value(relay::store::open(fs, dir, test_options()));
   std::optional<agentctx::result<relay::store>> second;
   std::thread waiter([&] {
@@ -682,7 +710,7 @@ void check_waiting_writer_creates_afresh(agentctx::io::file_system& fs, const st
     second.emplace(relay::store::open(fs, dir, o));
     if (second->has_value()) (void)(*second)->deposit(package("pkg_waited"));
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // most often the waiter waits by now
+  io_test::wait_until(waited);
   CHECK(require_value(relay::store::discard_if_unused(std::move(first))));
   waiter.join();
   REQUIRE(second.has_value());
@@ -698,16 +726,73 @@ void check_waiting_writer_creates_afresh(agentctx::io::file_system& fs, const st
   CHECK(latest[0]->package.package_id == "pkg_waited");
   CHECK(require_value(reader.verify()).ok());
 }
+
+// A writer that only opens an existing store (create_if_missing false), and
+// repair, waiting while the store is discarded: not_found, and nothing of a
+// store is left behind (the lock file their lock made goes again), in a
+// folder the discarding open made (it goes) or one that was there (it stays,
+// empty).
+void check_waiter_finds_no_store(agentctx::io::file_system& fs, const std::string& dir,
+                                 const std::function<bool()>& waited) {
+  for (const bool repair : {false, true}) {
+    for (const bool folder_was_there : {false, true}) {
+      CAPTURE(repair);
+      CAPTURE(folder_was_there);
+      if (folder_was_there) require_ok(fs.create_dir(dir));
+      auto first = require_value(relay::store::open(fs, dir, test_options()));
+      std::optional<errc> code;
+      std::thread waiter([&] {
+        if (repair) {
+          relay::repair_options o;
+          o.wait_for_lock = true;
+          auto repaired = relay::store::repair(fs, dir, o);
+          code = repaired ? errc::ok : repaired.error().code;
+        } else {
+          auto o = test_options();
+          o.wait_for_lock = true;
+          o.create_if_missing = false;
+          auto opened = relay::store::open(fs, dir, o);
+          code = opened ? errc::ok : opened.error().code;
+        }
+      });
+      io_test::wait_until(waited);
+      CHECK(require_value(relay::store::discard_if_unused(std::move(first))));
+      waiter.join();
+      CHECK(code == errc::not_found);
+      if (folder_was_there) {
+        CHECK(require_value(fs.list_dir(dir)).empty());
+        require_ok(fs.remove_dir(dir));
+      } else {
+        CHECK_FALSE(require_value(fs.exists(dir)));
+      }
+    }
+  }
+}
 }  // namespace
 
 TEST_CASE("a writer that waits while another discards the store it created creates the store afresh") {
   SUBCASE("in memory") {
     agentctx::io::memory_file_system fs;
-    check_waiting_writer_creates_afresh(fs, "/r");
+    check_waiting_writer_creates_afresh(fs, "/r", [&] { return fs.lock_waiters() != 0; });
   }
   SUBCASE("on disk") {
     io_test::temporary_directory tmp;
-    check_waiting_writer_creates_afresh(agentctx::io::default_file_system(), tmp.path() + "/store");
+    const std::string dir = tmp.path() + "/store";
+    check_waiting_writer_creates_afresh(agentctx::io::default_file_system(), dir,
+                                        [&] { return io_test::disk_lock_waited(dir + "/store.lock"); });
+  }
+}
+
+TEST_CASE("an open of an existing store, or a repair, that waits while the store is discarded finds none") {
+  SUBCASE("in memory") {
+    agentctx::io::memory_file_system fs;
+    check_waiter_finds_no_store(fs, "/r", [&] { return fs.lock_waiters() != 0; });
+  }
+  SUBCASE("on disk") {
+    io_test::temporary_directory tmp;
+    const std::string dir = tmp.path() + "/store";
+    check_waiter_finds_no_store(agentctx::io::default_file_system(), dir,
+                                [&] { return io_test::disk_lock_waited(dir + "/store.lock"); });
   }
 }
 

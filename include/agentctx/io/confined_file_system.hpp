@@ -262,9 +262,12 @@ class confined_file_system final : public file_system {
   }
 
   /// As posix_file_system::lock, the path resolved below the root again
-  /// after each lock that found another file (or none) at it.
+  /// after each lock that found another file (or none) at it. Whether the
+  /// locked file is still at the path is looked up from the root too, so a
+  /// folder renamed away (and another made in its place) is seen.
   result<std::unique_ptr<file_lock>> lock(const std::string& path, lock_mode mode, bool wait) override {
-    for (;;) {
+    for (int attempt = 1;; ++attempt) {
+      if (attempt > detail::lock_attempts) return detail::lock_file_keeps_changing(path);
       auto parent_found = resolve_parent(path);
       if (!parent_found) return unexpected(std::move(parent_found).error());
       auto& parent = *parent_found;
@@ -274,8 +277,10 @@ class confined_file_system final : public file_system {
       }
       if (fd < 0) return last_component_failure("open", errno, parent, path);
       auto held = detail::lock_descriptor(detail::unique_fd(fd), mode, wait, path, [&](const struct stat& locked) {
+        auto now_parent = resolve_parent(path);
         struct stat now {};
-        return ::fstatat(parent.dir.get(), parent.name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+        return now_parent &&
+               ::fstatat(now_parent->dir.get(), now_parent->name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 &&
                detail::same_file(locked, now);
       });
       if (!held || *held) return held;

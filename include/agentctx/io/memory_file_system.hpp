@@ -166,6 +166,9 @@ class memory_file_system final : public file_system {
   /// coexist, an exclusive one excludes all others, whoever asks. wait=true
   /// blocks until compatible; a crash while waiting fails with io_error.
   result<std::unique_ptr<file_lock>> lock(const std::string& path, lock_mode mode, bool wait) override;
+  /// How many lock() calls are waiting for a lock now (tests of what
+  /// happens while one waits use it to know that one does).
+  std::size_t lock_waiters() const;
 
   // --- crash simulation -----------------------------------------------------
 

@@ -280,16 +280,21 @@ class store {
     AGENTCTX_TRY(fs.remove(closing.path_of(log_file_name)));
     AGENTCTX_TRY(fs.remove(closing.path_of(lock_file_name)));
     std::string synced = closing.dir_;
+    result<void> folder;
     if (closing.made_dir_) {
       // Something else in the folder (a store another writer has begun since
       // store.lock went, a cache beside the store) keeps it.
-      if (auto removed = fs.remove_dir(closing.dir_)) {
+      folder = fs.remove_dir(closing.dir_);
+      if (folder) {
         synced = io::parent_directory(closing.dir_);
-      } else if (removed.error().sys_errno != ENOTEMPTY && removed.error().sys_errno != EEXIST) {
-        return unexpected(std::move(removed).error());
+      } else if (folder.error().sys_errno == ENOTEMPTY || folder.error().sys_errno == EEXIST) {
+        folder = {};
       }
     }
+    // The removals of the files are made durable even when the folder's
+    // failed.
     AGENTCTX_TRY(fs.sync_dir(synced));
+    AGENTCTX_TRY(folder);
     return true;
   }  // the lock is let go here, after the removals
 
@@ -776,9 +781,15 @@ class store {
     const std::string log_path = io::join_path(dir, log_file_name);
     auto exists = fs.exists(log_path);
     if (!exists) return unexpected(std::move(exists).error());
-    if (!*exists) return fail(errc::not_found, "no Relay store here (relay.log is missing)", dir);
+    if (!*exists) return no_store(dir);
     auto lock = io::acquire_writer_lock(fs, io::join_path(dir, lock_file_name), options.wait_for_lock);
+    if (!lock && lock.error().code == errc::not_found) return no_store(dir);  // the folder went meanwhile
     if (!lock) return unexpected(std::move(lock).error());
+    // Looked at again under the lock: the writer that held it may have
+    // removed the store it had made (discard_if_unused).
+    auto still = fs.exists(log_path);
+    if (!still) return unexpected(std::move(still).error());
+    if (!*still) return no_store_after_lock(fs, dir, *lock);
     auto mapped = fs.map(log_path);
     if (!mapped) return unexpected(std::move(mapped).error());
     const auto bytes = mapped->bytes();
@@ -1056,6 +1067,22 @@ class store {
     return exists && *exists;
   }
 
+  // The error of a store opened (or repaired) where there is none.
+  static unexpected no_store(const std::string& dir) {
+    return fail(errc::not_found, "no Relay store here (relay.log is missing)", dir);
+  }
+
+  // no_store for an open that took the lock and then found no relay.log:
+  // the store was removed (discard_if_unused) while it waited, and the lock
+  // file its lock made in the folder that stays is removed again (best
+  // effort) before `lock` is let go.
+  static unexpected no_store_after_lock(io::file_system& fs, const std::string& dir,
+                                        std::unique_ptr<io::file_lock>& lock) {
+    (void)fs.remove(io::join_path(dir, lock_file_name));
+    lock.reset();
+    return no_store(dir);
+  }
+
   result<void> open_log() {
     const std::string log_path = path_of(log_file_name);
     // A writer that waited for the lock while the writer before it removed
@@ -1063,10 +1090,11 @@ class store {
     // gets the lock (not_found), and starts again: it makes the folder
     // afresh. Bounded, in case something else keeps removing it.
     for (int attempt = 1;; ++attempt) {
+      made_dir_ = false;
       auto present = path_exists(log_path);
       if (!present) return unexpected(std::move(present).error());
       if (!*present && (options_.read_only || !options_.create_if_missing)) {
-        return fail(errc::not_found, "no Relay store here (relay.log is missing)", dir_);
+        return no_store(dir_);
       }
       if (options_.read_only) break;
       if (!*present) {
@@ -1085,6 +1113,12 @@ class store {
       auto there = path_exists(log_path);
       if (!there) return unexpected(std::move(there).error());
       created_log_ = !*there;
+      if (created_log_ && !options_.create_if_missing) {
+        // The store was removed (discard_if_unused) while this writer waited
+        // for its lock, and the folder it was in stays: the lock file this
+        // open made goes again, and there is no store to open.
+        return no_store_after_lock(*fs_, dir_, lock_);
+      }
       auto file = fs_->open(log_path, io::create_or_open);
       if (!file) return unexpected(std::move(file).error());
       log_ = std::move(*file);

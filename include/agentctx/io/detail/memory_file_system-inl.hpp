@@ -67,6 +67,8 @@ struct memory_core {
   // Bumped by simulate_crash() and restore(); handles and locks of an older
   // epoch belong to the "dead" process and are refused.
   std::uint64_t epoch = 0;
+  // lock() calls blocked in lock_released.wait.
+  std::size_t lock_waiters = 0;
 };
 
 // Nobody else holds the buffer while the core mutex is held and the count is
@@ -557,7 +559,9 @@ inline result<std::unique_ptr<file_lock>> memory_file_system::lock(const std::st
     if (!compatible()) {
       if (!wait) return unexpected(detail::system_error(errc::locked, "lock", EWOULDBLOCK, path));
       std::uint64_t epoch = core_->epoch;
+      ++core_->lock_waiters;
       core_->lock_released.wait(guard, [&] { return core_->epoch != epoch || compatible(); });
+      --core_->lock_waiters;
       if (core_->epoch != epoch) return unexpected(detail::invalidated_handle_error("lock", path));
     }
   } while (!at_path());
@@ -567,6 +571,11 @@ inline result<std::unique_ptr<file_lock>> memory_file_system::lock(const std::st
     ++node->shared_locks;
   }
   return std::unique_ptr<file_lock>(std::make_unique<detail::memory_file_lock>(core_, std::move(node), mode));
+}
+
+inline std::size_t memory_file_system::lock_waiters() const {
+  std::lock_guard guard(core_->mutex);
+  return core_->lock_waiters;
 }
 
 inline void memory_file_system::simulate_crash(const crash_mode& mode) {

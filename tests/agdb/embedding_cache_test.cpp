@@ -179,6 +179,38 @@ TEST_CASE("embedding_cache: inserted vectors are found, survive reopening, and a
             .code == errc::invalid_argument);
 }
 
+// Opening writes nothing: the directory and the file are made by the first
+// insert, so a cache nothing was inserted into leaves nothing behind.
+TEST_CASE("embedding_cache: the directory and the file are made by the first insert, not by open") {
+  memory_file_system fs;
+  {
+    embedding_cache cache = open_or_fail(fs);
+    CHECK(cache.size() == 0);
+    CHECK_FALSE(fs.exists(directory).value());
+    CHECK_FALSE(cache.find(cache.key_of("a")).has_value());
+  }
+  CHECK_FALSE(fs.exists(directory).value());
+  REQUIRE(fs.create_dir(directory).has_value());
+  {
+    embedding_cache cache = open_or_fail(fs);
+    CHECK(fs.list_dir(directory).value().empty());
+    insert_or_fail(cache, {"a"});
+  }
+  CHECK(fs.file_size(cache_path()).value() == header_size() + record_size);
+  REQUIRE(fs.remove(cache_path()).has_value());
+  REQUIRE(fs.remove_dir(directory).has_value());
+  {
+    embedding_cache cache = open_or_fail(fs);
+    insert_or_fail(cache, {"a", "bb"});
+  }
+  CHECK(open_or_fail(fs).size() == 2);
+  // The folder the directory would be made in must exist.
+  auto orphan = embedding_cache::open(fs, "/missing/cache", profile);
+  REQUIRE_FALSE(orphan.has_value());
+  CHECK(orphan.error().code == errc::not_found);
+  CHECK(orphan.error().path == "/missing/cache");
+}
+
 TEST_CASE("embedding_cache: damaged files") {
   struct damage_case {
     std::string name;

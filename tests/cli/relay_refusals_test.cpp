@@ -231,6 +231,23 @@ TEST_CASE("relay deposit --wait while relay serve fails on the store it made: th
   check_failure(f.run({"deposit", pkg}), exit_usage, "store is locked by pid");
 }
 
+// relay serve on a store it makes, failing before anything is written (its
+// answers go to /dev/full): the folder goes again; the embedding cache is
+// made only when a vector is stored, so it does not keep the folder.
+TEST_CASE("relay serve that fails on the store it made leaves no folder") {
+  relay_fixture f;
+  const std::string initialize =
+      R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",)"
+      R"("capabilities":{},"clientInfo":{"name":"t","version":"1"}}})";
+  const std::string in = f.file("in.jsonl", initialize + "\n");
+  const std::string script = "'" + std::string(RELAY_BIN) + "' serve --store '" + f.store + "' < '" + in +
+                             "' > /dev/full; echo \"serve $?\"";
+  const run_result r = cli_test::run("/bin/sh", {"-c", script});
+  CHECK(r.out == "serve 2\n");
+  CHECK(contains(r.err, "writing an answer failed"));
+  CHECK_FALSE(std::filesystem::exists(f.store));
+}
+
 TEST_CASE("relay error messages show control bytes and bytes that are not UTF-8 escaped, on one line") {
   relay_fixture f;
   deposit(f, "pkg_1");

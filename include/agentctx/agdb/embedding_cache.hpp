@@ -40,6 +40,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -140,23 +141,35 @@ class embedding_cache {
   }
 
   /// Opens the cache of `profile` in `directory` and loads every intact
-  /// record. The directory is created if missing (its parent must exist),
-  /// and so is an empty cache file (locking it creates it).
-  /// Errors: invalid_argument for a dim of 0; the file system's errors
-  /// (not_found for a missing parent, permission_denied, io_error); for a
-  /// file whose header is not this profile's, naming the file and the byte:
-  /// bad_magic, unsupported_version, incompatible (another dim or profile),
+  /// record. Nothing is written: a missing directory, and a missing cache
+  /// file, are made by the first insert(), so a cache nothing is inserted
+  /// into leaves nothing behind. The directory's parent must exist.
+  /// Errors: invalid_argument for a dim of 0; not_found when neither the
+  /// directory nor its parent exists; the file system's errors
+  /// (permission_denied, io_error); for a file whose header is not this
+  /// profile's, naming the file and the byte: bad_magic,
+  /// unsupported_version, incompatible (another dim or profile),
   /// checksum_mismatch (a damaged header).
   static result<embedding_cache> open(io::file_system& fs, const std::string& directory,
                                       const embedding_profile& profile) {
     if (profile.dim == 0) return fail(errc::invalid_argument, "embedding cache: the profile's dim is 0");
+    embedding_cache cache(fs, directory + "/" + file_name(profile), profile);
     auto existed = fs.exists(directory);
     if (!existed) return unexpected(std::move(existed).error());
     if (!*existed) {
-      AGENTCTX_TRY(fs.create_dir(directory));
-      AGENTCTX_TRY(fs.sync_dir(io::parent_directory(directory)));
+      auto parent = fs.exists(io::parent_directory(directory));
+      if (!parent) return unexpected(std::move(parent).error());
+      if (!*parent) {
+        error e = make_error(errc::not_found, "embedding cache: the folder it would be made in does not exist",
+                             directory);
+        e.sys_errno = ENOENT;
+        return unexpected(std::move(e));
+      }
+      return cache;
     }
-    embedding_cache cache(fs, directory + "/" + file_name(profile), profile);
+    auto file_there = fs.exists(cache.path_);
+    if (!file_there) return unexpected(std::move(file_there).error());
+    if (!*file_there) return cache;
     auto lock = fs.lock(cache.path_, io::lock_mode::shared, true);
     if (!lock) return unexpected(std::move(lock).error());
     auto file = fs.open(cache.path_, io::read_only);
@@ -201,6 +214,7 @@ class embedding_cache {
     }
     if (std::all_of(keys.begin(), keys.end(), [this](const auto& key) { return rows_.contains(key); })) return {};
 
+    AGENTCTX_TRY(make_directory());
     auto lock = fs_->lock(path_, io::lock_mode::exclusive, true);
     if (!lock) return unexpected(std::move(lock).error());
     auto opened = fs_->open(path_, io::create_or_open);
@@ -249,6 +263,22 @@ class embedding_cache {
       : fs_(&fs), path_(std::move(path)), profile_(profile), profile_json_(cache_key_profile_json(profile)) {}
 
   std::size_t dim() const noexcept { return profile_.dim; }
+
+  // Makes the cache's directory when it is missing (the first insert), and
+  // syncs its parent (create_dir succeeds when another process made it
+  // meanwhile).
+  result<void> make_directory() {
+    if (made_directory_) return {};
+    const std::string directory = io::parent_directory(path_);
+    auto existed = fs_->exists(directory);
+    if (!existed) return unexpected(std::move(existed).error());
+    if (!*existed) {
+      AGENTCTX_TRY(fs_->create_dir(directory));
+      AGENTCTX_TRY(fs_->sync_dir(io::parent_directory(directory)));
+    }
+    made_directory_ = true;
+    return {};
+  }
 
   static result<void> append_synced(io::file& file, std::span<const std::byte> records) {
     AGENTCTX_TRY(file.append(records));
@@ -346,6 +376,7 @@ class embedding_cache {
   std::string path_;
   embedding_profile profile_;
   std::string profile_json_;
+  bool made_directory_ = false;  // the directory is known to exist
   bool header_valid_ = false;
   std::uint64_t valid_end_ = 0;  // end of the header and intact records read so far
   std::unordered_map<embedding_cache_digest, std::size_t, detail::digest_hash> rows_;  // key -> row index

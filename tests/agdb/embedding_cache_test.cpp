@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -392,6 +393,46 @@ TEST_CASE("embedding_cache: on the real disk") {
   check_cached(*reopened, three);
   CHECK(std::filesystem::file_size(cache_directory + "/" + embedding_cache::file_name(profile)) ==
         header_size() + 3 * record_size);
+}
+
+// What insert() could not make is refused by open(), before any embedding:
+// an empty name, a file where the directory (or its folder) should be, a
+// missing folder. A name with trailing slashes, and one whose folder is "."
+// (the root of a confined file system), are fine.
+TEST_CASE("embedding_cache: open refuses a directory insert() could not make, and accepts the rest") {
+  io_test::temporary_directory dir;
+  agentctx::io::posix_file_system posix;
+  const auto code_of_open = [&](agentctx::io::file_system& fs, const std::string& d) {
+    auto cache = embedding_cache::open(fs, d, profile);
+    return cache ? errc::ok : cache.error().code;
+  };
+  const std::string file = dir.path() + "/afile";
+  REQUIRE(std::filesystem::exists(dir.path()));
+  { std::ofstream(file) << "x"; }
+  CHECK(code_of_open(posix, "") == errc::invalid_argument);
+  CHECK(code_of_open(posix, file) == errc::io_error);             // ENOTDIR
+  CHECK(code_of_open(posix, file + "/cache") == errc::io_error);  // its folder is a file
+  CHECK(code_of_open(posix, dir.path() + "/missing/cache") == errc::not_found);
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/missing"));
+  for (const std::string slashes : {"/", "//"}) {
+    CAPTURE(slashes);
+    const std::string folder = dir.path() + "/slashed" + std::to_string(slashes.size());
+    auto cache = embedding_cache::open(posix, folder + slashes, profile);
+    REQUIRE_MESSAGE(cache.has_value(), test_support::error_text(cache));
+    CHECK_FALSE(std::filesystem::exists(folder));
+    insert_or_fail(*cache, three);
+    CHECK(cache->path() == folder + "/" + embedding_cache::file_name(profile));
+    check_cached(test_support::require_value(embedding_cache::open(posix, folder, profile)), three);
+  }
+  // Relative to the root of a confined file system: the folder is ".".
+  auto confined = test_support::require_value(agentctx::io::confined_file_system::open(std::filesystem::canonical(dir.path()).string()));
+  {
+    auto cache = embedding_cache::open(*confined, "emb", profile);
+    REQUIRE_MESSAGE(cache.has_value(), test_support::error_text(cache));
+    insert_or_fail(*cache, three);
+  }
+  check_cached(test_support::require_value(embedding_cache::open(*confined, "emb", profile)), three);
+  CHECK(std::filesystem::is_directory(dir.path() + "/emb"));
 }
 
 TEST_CASE("embedding_cache: processes appending to one file on the real disk lose nothing") {

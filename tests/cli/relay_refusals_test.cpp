@@ -197,8 +197,9 @@ TEST_CASE("relay: a write that fails on a store it would create leaves no store 
 
 // relay serve makes a new store and fails (its answers go to /dev/full) while
 // relay deposit --wait waits for its lock: the deposit then makes the store
-// afresh and holds the lock of that store. (Should the deposit get there
-// first, serve is refused as locked instead; the outcome is the same.)
+// afresh and holds the lock of that store. The script waits, reading
+// /proc/locks, until serve holds the lock and then until the deposit waits
+// for it (each wait bounded: 30 s).
 TEST_CASE("relay deposit --wait while relay serve fails on the store it made: the deposit makes it afresh") {
   relay_fixture f;
   const std::string pkg = f.file("pkg.json", package_text("pkg_waited", "Waited", "proj_demo"));
@@ -208,9 +209,13 @@ TEST_CASE("relay deposit --wait while relay serve fails on the store it made: th
   std::string script = "cd '" + f.dir.path() + "' && mkfifo in && R='" + RELAY_BIN + "' S='" + f.store + "'\n";
   script += "\"$R\" serve --store \"$S\" < in > /dev/full 2> serve.err & serve=$!\n";
   script += "exec 3> in\n";
-  script += "sleep 0.3\n";  // serve holds the lock by then, most often
+  // locked MARK: whether /proc/locks has a flock on store.lock whose line
+  // holds MARK ("FLOCK" held, "-> FLOCK" waited for).
+  script += "locked() { [ -e \"$S/store.lock\" ] && grep -q -- \"$1 .*:$(stat -c %i \"$S/store.lock\") \" /proc/locks; }\n";
+  script += "await() { i=0; until locked \"$1\"; do i=$((i+1)); [ $i -lt 3000 ] || exit 9; sleep 0.01; done; }\n";
+  script += "await '^[0-9]*: FLOCK'\n";
   script += "\"$R\" deposit --wait --store \"$S\" pkg.json > deposit.out 2> deposit.err & deposit=$!\n";
-  script += "sleep 0.3\n";  // the deposit waits by then, most often
+  script += "await '-> FLOCK'\n";
   script += "printf '%s\\n' '" + initialize + "' >&3\n";
   script += "exec 3>&-\n";
   script += "wait $serve; echo \"serve $?\"\n";

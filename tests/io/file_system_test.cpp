@@ -328,7 +328,8 @@ result<std::unique_ptr<file_lock>> lock_after_change(F& f, const std::string& pa
   auto held = f.fs.lock(path, lock_mode::exclusive, false);
   REQUIRE(held.has_value());
   std::optional<result<std::unique_ptr<file_lock>>> waited;
-  std::thread waiter([&] { waited.emplace(f.fs.lock(path, lock_mode::exclusive, true)); });
+  io_test::waiting_thread waiter([&] { waited.emplace(f.fs.lock(path, lock_mode::exclusive, true)); },
+                                 [&] { held->reset(); });
   io_test::wait_until(f.lock_waited(path));
   change();
   held->reset();

@@ -5,10 +5,12 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <cstddef>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -16,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -137,25 +140,51 @@ std::vector<agentctx::io::recorded_operation> crash_at_every_operation(
 
 /// Whether some flock() on the file at the real path `path` is blocked now:
 /// Linux lists a waiting lock in /proc/locks with "->" before it, and the
-/// file's inode after the device ("... fe:00:10952705 0 EOF").
+/// file's device (major:minor, in hex) and inode after the pid
+/// ("1: -> FLOCK  ADVISORY  WRITE 3977 fe:00:10952705 0 EOF").
 inline bool disk_lock_waited(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;
+  char file[64];
+  std::snprintf(file, sizeof file, " %02x:%02x:%llu ", ::major(st.st_dev), ::minor(st.st_dev),
+                static_cast<unsigned long long>(st.st_ino));
   std::ifstream locks("/proc/locks");
-  const std::string inode = ":" + std::to_string(st.st_ino) + " ";
   for (std::string line; std::getline(locks, line);) {
-    if (line.find("->") != std::string::npos && line.find(inode) != std::string::npos) return true;
+    if (line.find("->") != std::string::npos && line.find(file) != std::string::npos) return true;
   }
   return false;
 }
 
 /// Returns once `waited()` is true (a lock() call waits for a held lock),
 /// polling; fails the test when it is not after 60 seconds, which only a
-/// lock() that never waits can take.
+/// lock() that never waits can take (or a file system whose waiting locks
+/// /proc/locks does not list).
 inline void wait_until(const std::function<bool()>& waited) {
   for (int i = 0; i < 60000 && !waited(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   REQUIRE_MESSAGE(waited(), "no lock() call came to wait for the lock");
 }
+
+/// A thread that waits for a lock the test holds. Should the test fail
+/// before it joins (a REQUIRE throws), the destructor calls `release` (which
+/// lets go of the test's lock) and then joins, so the thread can finish and
+/// the failure is reported rather than std::terminate called.
+class waiting_thread {
+ public:
+  waiting_thread(std::function<void()> body, std::function<void()> release)
+      : release_(std::move(release)), thread_(std::move(body)) {}
+  waiting_thread(const waiting_thread&) = delete;
+  waiting_thread& operator=(const waiting_thread&) = delete;
+  ~waiting_thread() {
+    if (!thread_.joinable()) return;
+    release_();
+    thread_.join();
+  }
+  void join() { thread_.join(); }
+
+ private:
+  std::function<void()> release_;
+  std::thread thread_;
+};
 
 // Fixtures: `fs` is the file system under test, `base` an empty directory in
 // it; lock_waited(path) says whether a lock() on `path` (a path of `fs`)

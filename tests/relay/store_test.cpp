@@ -689,7 +689,7 @@ TEST_CASE("discard_if_unused reports a removal that fails and keeps what it coul
     CHECK(*memory.exists("/r/relay.log") == (n == 1));
     CHECK(*memory.exists("/r/store.lock") == (n <= 2));
     CHECK(*memory.exists("/r"));
-    CHECK(faulty.operation_count(operation_kind::sync_dir) == dir_syncs + (n == 3 ? 1 : 0));
+    CHECK(faulty.operation_count(operation_kind::sync_dir) == dir_syncs + (n >= 2 ? 1 : 0));
     // What stays is an empty store (or a folder), which a writer opens.
     CHECK(require_value(relay::store::open(memory, "/r", test_options())).record_count() == 0);
   }
@@ -702,16 +702,18 @@ TEST_CASE("discard_if_unused reports a removal that fails and keeps what it coul
 namespace {
 void check_waiting_writer_creates_afresh(agentctx::io::file_system& fs, const std::string& dir,
                                          const std::function<bool()>& waited) {
-  auto first = require_value(relay::store::open(fs, dir, test_options()));
+  std::optional<relay::store> first = require_value(relay::store::open(fs, dir, test_options()));
   std::optional<agentctx::result<relay::store>> second;
-  std::thread waiter([&] {
-    auto o = test_options();
-    o.wait_for_lock = true;
-    second.emplace(relay::store::open(fs, dir, o));
-    if (second->has_value()) (void)(*second)->deposit(package("pkg_waited"));
-  });
+  io_test::waiting_thread waiter(
+      [&] {
+        auto o = test_options();
+        o.wait_for_lock = true;
+        second.emplace(relay::store::open(fs, dir, o));
+        if (second->has_value()) (void)(*second)->deposit(package("pkg_waited"));
+      },
+      [&] { first.reset(); });
   io_test::wait_until(waited);
-  CHECK(require_value(relay::store::discard_if_unused(std::move(first))));
+  CHECK(require_value(relay::store::discard_if_unused(std::move(*first))));
   waiter.join();
   REQUIRE(second.has_value());
   REQUIRE(second->has_value());
@@ -739,9 +741,9 @@ void check_waiter_finds_no_store(agentctx::io::file_system& fs, const std::strin
       CAPTURE(repair);
       CAPTURE(folder_was_there);
       if (folder_was_there) require_ok(fs.create_dir(dir));
-      auto first = require_value(relay::store::open(fs, dir, test_options()));
+      std::optional<relay::store> first = require_value(relay::store::open(fs, dir, test_options()));
       std::optional<errc> code;
-      std::thread waiter([&] {
+      io_test::waiting_thread waiter([&] {
         if (repair) {
           relay::repair_options o;
           o.wait_for_lock = true;
@@ -754,9 +756,9 @@ void check_waiter_finds_no_store(agentctx::io::file_system& fs, const std::strin
           auto opened = relay::store::open(fs, dir, o);
           code = opened ? errc::ok : opened.error().code;
         }
-      });
+      }, [&] { first.reset(); });
       io_test::wait_until(waited);
-      CHECK(require_value(relay::store::discard_if_unused(std::move(first))));
+      CHECK(require_value(relay::store::discard_if_unused(std::move(*first))));
       waiter.join();
       CHECK(code == errc::not_found);
       if (folder_was_there) {

@@ -143,33 +143,41 @@ class embedding_cache {
   /// Opens the cache of `profile` in `directory` and loads every intact
   /// record. Nothing is written: a missing directory, and a missing cache
   /// file, are made by the first insert(), so a cache nothing is inserted
-  /// into leaves nothing behind. The directory's parent must exist.
-  /// Errors: invalid_argument for a dim of 0; not_found when neither the
-  /// directory nor its parent exists; the file system's errors
-  /// (permission_denied, io_error); for a file whose header is not this
+  /// into leaves nothing behind. What would keep insert() from making them
+  /// is refused here, before any embedding work: the directory must be a
+  /// directory, or be missing from one that is.
+  /// Errors: invalid_argument for a dim of 0 or an empty directory;
+  /// not_found when neither the directory nor its parent exists; the file
+  /// system's errors (io_error with ENOTDIR for a file where a directory is
+  /// needed, permission_denied); for a file whose header is not this
   /// profile's, naming the file and the byte: bad_magic,
   /// unsupported_version, incompatible (another dim or profile),
   /// checksum_mismatch (a damaged header).
   static result<embedding_cache> open(io::file_system& fs, const std::string& directory,
                                       const embedding_profile& profile) {
     if (profile.dim == 0) return fail(errc::invalid_argument, "embedding cache: the profile's dim is 0");
-    embedding_cache cache(fs, directory + "/" + file_name(profile), profile);
-    auto existed = fs.exists(directory);
-    if (!existed) return unexpected(std::move(existed).error());
-    if (!*existed) {
-      auto parent = fs.exists(io::parent_directory(directory));
-      if (!parent) return unexpected(std::move(parent).error());
-      if (!*parent) {
+    if (directory.empty()) return fail(errc::invalid_argument, "embedding cache: the directory's name is empty");
+    std::string dir = directory;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    const std::string name = file_name(profile);
+    embedding_cache cache(fs, io::join_path(dir, name), profile);
+    cache.directory_ = dir;
+    auto listed = fs.list_dir(dir);
+    if (!listed) {
+      if (listed.error().code != errc::not_found) return unexpected(std::move(listed).error());
+      // Missing: the folder it is to be made in must be there.
+      auto parent = fs.list_dir(io::parent_directory(dir));
+      if (!parent && parent.error().code == errc::not_found) {
         error e = make_error(errc::not_found, "embedding cache: the folder it would be made in does not exist",
                              directory);
         e.sys_errno = ENOENT;
         return unexpected(std::move(e));
       }
+      if (!parent) return unexpected(std::move(parent).error());
+      cache.directory_missing_ = true;
       return cache;
     }
-    auto file_there = fs.exists(cache.path_);
-    if (!file_there) return unexpected(std::move(file_there).error());
-    if (!*file_there) return cache;
+    if (std::find(listed->begin(), listed->end(), name) == listed->end()) return cache;
     auto lock = fs.lock(cache.path_, io::lock_mode::shared, true);
     if (!lock) return unexpected(std::move(lock).error());
     auto file = fs.open(cache.path_, io::read_only);
@@ -264,19 +272,15 @@ class embedding_cache {
 
   std::size_t dim() const noexcept { return profile_.dim; }
 
-  // Makes the cache's directory when it is missing (the first insert), and
-  // syncs its parent (create_dir succeeds when another process made it
-  // meanwhile).
+  // Before the first insert writes: makes the directory when it was missing
+  // at open (create_dir succeeds when another process made it meanwhile),
+  // and syncs the folder holding it, once, so that its entry is durable
+  // before any record is (whoever made it).
   result<void> make_directory() {
-    if (made_directory_) return {};
-    const std::string directory = io::parent_directory(path_);
-    auto existed = fs_->exists(directory);
-    if (!existed) return unexpected(std::move(existed).error());
-    if (!*existed) {
-      AGENTCTX_TRY(fs_->create_dir(directory));
-      AGENTCTX_TRY(fs_->sync_dir(io::parent_directory(directory)));
-    }
-    made_directory_ = true;
+    if (directory_synced_) return {};
+    if (directory_missing_) AGENTCTX_TRY(fs_->create_dir(directory_));
+    AGENTCTX_TRY(fs_->sync_dir(io::parent_directory(directory_)));
+    directory_synced_ = true;
     return {};
   }
 
@@ -376,7 +380,9 @@ class embedding_cache {
   std::string path_;
   embedding_profile profile_;
   std::string profile_json_;
-  bool made_directory_ = false;  // the directory is known to exist
+  std::string directory_;           // path_'s folder
+  bool directory_missing_ = false;  // at open: insert() makes it
+  bool directory_synced_ = false;   // make_directory() has run
   bool header_valid_ = false;
   std::uint64_t valid_end_ = 0;  // end of the header and intact records read so far
   std::unordered_map<embedding_cache_digest, std::size_t, detail::digest_hash> rows_;  // key -> row index

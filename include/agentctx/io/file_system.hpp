@@ -188,7 +188,8 @@ class file_system {
   /// (created) and locked instead. So a holder may remove the lock file,
   /// and then its directory, before letting go: a waiter never ends up
   /// holding a lock that no one else can take. Errors: not_found when the
-  /// directory is gone by then.
+  /// directory is gone by then; io_error (EAGAIN) when the file was
+  /// replaced each of 1000 times it was locked (detail::lock_attempts).
   virtual result<std::unique_ptr<file_lock>> lock(const std::string& path, lock_mode mode, bool wait) = 0;
 };
 

@@ -295,23 +295,6 @@ result<std::unique_ptr<file_lock>> lock_descriptor(unique_fd fd, lock_mode mode,
   return std::unique_ptr<file_lock>(std::make_unique<posix_file_lock>(fd.release()));
 }
 
-/// How many times file_system::lock locks a file that turns out no longer
-/// to be at its path (removed or replaced while the call waited) before it
-/// gives up: each needs another process to remove or replace the lock file
-/// in the moment between open and flock, so this only ends a loop that
-/// something outside keeps feeding.
-inline constexpr int lock_attempts = 1000;
-
-/// The error of a lock whose file kept being replaced (lock_attempts).
-inline unexpected lock_file_keeps_changing(const std::string& path) {
-  error e = make_error(errc::io_error,
-                       "lock failed: the lock file was removed or replaced each of " + std::to_string(lock_attempts) +
-                           " times it was locked",
-                       path);
-  e.sys_errno = EAGAIN;
-  return unexpected(std::move(e));
-}
-
 /// True when `now` (a stat of the lock's path) is the file `held`.
 inline bool same_file(const struct stat& held, const struct stat& now) noexcept {
   return held.st_dev == now.st_dev && held.st_ino == now.st_ino;

@@ -269,7 +269,8 @@ class store {
   /// lock it gets is on the file at the lock's path: io::file_system::lock).
   /// Any other store, and a reader, is only closed. Returns whether the
   /// store was removed. Errors: those of removing (the store is closed all
-  /// the same; a relay.log that could not be removed stays, an empty store).
+  /// the same; a relay.log that could not be removed stays, an empty store;
+  /// what was removed before a removal failed is synced).
   static result<bool> discard_if_unused(store&& s) {
     store closing = std::move(s);
     if (closing.options_.read_only || !closing.created_log_ || closing.record_count_ != 0 || !closing.lock_) {
@@ -277,11 +278,11 @@ class store {
     }
     io::file_system& fs = *closing.fs_;
     closing.log_.reset();
-    AGENTCTX_TRY(fs.remove(closing.path_of(log_file_name)));
-    AGENTCTX_TRY(fs.remove(closing.path_of(lock_file_name)));
+    AGENTCTX_TRY(fs.remove(closing.path_of(log_file_name)));  // nothing removed yet, nothing to sync
+    result<void> lock_file = fs.remove(closing.path_of(lock_file_name));
     std::string synced = closing.dir_;
     result<void> folder;
-    if (closing.made_dir_) {
+    if (lock_file && closing.made_dir_) {
       // Something else in the folder (a store another writer has begun since
       // store.lock went, a cache beside the store) keeps it.
       folder = fs.remove_dir(closing.dir_);
@@ -291,9 +292,9 @@ class store {
         folder = {};
       }
     }
-    // The removals of the files are made durable even when the folder's
-    // failed.
+    // What was removed is made durable even when a later removal failed.
     AGENTCTX_TRY(fs.sync_dir(synced));
+    AGENTCTX_TRY(lock_file);
     AGENTCTX_TRY(folder);
     return true;
   }  // the lock is let go here, after the removals

@@ -49,6 +49,23 @@ inline unexpected system_failure(std::string_view operation, int errno_value, st
   return unexpected(system_error(operation, errno_value, std::move(path)));
 }
 
+/// How many times file_system::lock locks a file that turns out no longer
+/// to be at its path (removed or replaced while the call waited) before it
+/// gives up: each needs another process to remove or replace the lock file
+/// in the moment between open and flock, so this only ends a loop that
+/// something outside keeps feeding.
+inline constexpr int lock_attempts = 1000;
+
+/// The error of a lock whose file kept being replaced (lock_attempts).
+inline unexpected lock_file_keeps_changing(const std::string& path) {
+  error e = make_error(errc::io_error,
+                       "lock failed: the lock file was removed or replaced each of " + std::to_string(lock_attempts) +
+                           " times it was locked",
+                       path);
+  e.sys_errno = EAGAIN;
+  return unexpected(std::move(e));
+}
+
 /// Rejects option combinations that have no meaning (create or truncate
 /// without write, exclusive without create) with errc::invalid_argument.
 inline result<void> check_open_options(const open_options& options, const std::string& path) {

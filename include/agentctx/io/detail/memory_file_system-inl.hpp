@@ -546,7 +546,9 @@ inline result<std::unique_ptr<file_lock>> memory_file_system::lock(const std::st
     int error = 0;
     return detail::find_node(core_->root, parts, parts.size(), &detail::memory_node::entries, error) == node;
   };
+  int attempts = 0;
   do {
+    if (++attempts > detail::lock_attempts) return detail::lock_file_keeps_changing(path);
     auto parent = detail::resolve_parent(*core_, parts, "open", path);
     if (!parent) return unexpected(std::move(parent).error());
     auto [it, created] = (*parent)->entries.try_emplace(parts.back());

@@ -412,6 +412,7 @@ TEST_CASE("embedding_cache: open refuses a directory insert() could not make, an
   CHECK(code_of_open(posix, "") == errc::invalid_argument);
   CHECK(code_of_open(posix, file) == errc::io_error);             // ENOTDIR
   CHECK(code_of_open(posix, file + "/cache") == errc::io_error);  // its folder is a file
+  CHECK(embedding_cache::open(posix, file, profile).error().describe().find("not a directory") != std::string::npos);
   CHECK(code_of_open(posix, dir.path() + "/missing/cache") == errc::not_found);
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/missing"));
   for (const std::string slashes : {"/", "//"}) {

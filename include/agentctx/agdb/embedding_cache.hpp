@@ -163,6 +163,12 @@ class embedding_cache {
     embedding_cache cache(fs, io::join_path(dir, name), profile);
     cache.directory_ = dir;
     auto listed = fs.list_dir(dir);
+    if (!listed && listed.error().sys_errno == ENOTDIR) {
+      error e = make_error(errc::io_error, "embedding cache: not a directory (a file is where one is needed)",
+                           directory);
+      e.sys_errno = ENOTDIR;
+      return unexpected(std::move(e));
+    }
     if (!listed) {
       if (listed.error().code != errc::not_found) return unexpected(std::move(listed).error());
       // Missing: the folder it is to be made in must be there.

@@ -205,6 +205,19 @@ TEST_CASE("embedding_cache: the directory and the file are made by the first ins
     insert_or_fail(cache, {"a", "bb"});
   }
   CHECK(open_or_fail(fs).size() == 2);
+  // A directory removed after open (rm -r beside a running server) is made
+  // again by the next insert.
+  REQUIRE(fs.remove(cache_path()).has_value());
+  REQUIRE(fs.remove_dir(directory).has_value());
+  {
+    embedding_cache cache = open_or_fail(fs);
+    REQUIRE(fs.create_dir(directory).has_value());
+    embedding_cache second = open_or_fail(fs);  // opened while the directory is there
+    REQUIRE(fs.remove_dir(directory).has_value());
+    insert_or_fail(second, {"a"});
+    insert_or_fail(cache, {"bb"});
+  }
+  CHECK(open_or_fail(fs).size() == 2);
   // The folder the directory would be made in must exist.
   auto orphan = embedding_cache::open(fs, "/missing/cache", profile);
   REQUIRE_FALSE(orphan.has_value());
@@ -434,6 +447,15 @@ TEST_CASE("embedding_cache: open refuses a directory insert() could not make, an
   }
   check_cached(test_support::require_value(embedding_cache::open(*confined, "emb", profile)), three);
   CHECK(std::filesystem::is_directory(dir.path() + "/emb"));
+  // The root itself (no "./" before the file's name, which it refuses).
+  {
+    auto cache = embedding_cache::open(*confined, ".", profile);
+    REQUIRE_MESSAGE(cache.has_value(), test_support::error_text(cache));
+    CHECK(cache->path() == embedding_cache::file_name(profile));
+    insert_or_fail(*cache, three);
+  }
+  check_cached(test_support::require_value(embedding_cache::open(*confined, ".", profile)), three);
+  CHECK(std::filesystem::exists(dir.path() + "/" + embedding_cache::file_name(profile)));
 }
 
 TEST_CASE("embedding_cache: processes appending to one file on the real disk lose nothing") {

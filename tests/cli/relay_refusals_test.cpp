@@ -209,13 +209,14 @@ TEST_CASE("relay deposit --wait while relay serve fails on the store it made: th
   std::string script = "cd '" + f.dir.path() + "' && mkfifo in && R='" + RELAY_BIN + "' S='" + f.store + "'\n";
   script += "\"$R\" serve --store \"$S\" < in > /dev/full 2> serve.err & serve=$!\n";
   script += "exec 3> in\n";
-  // locked MARK: whether /proc/locks has a flock on store.lock whose line
-  // holds MARK ("FLOCK" held, "-> FLOCK" waited for).
-  script += "locked() { [ -e \"$S/store.lock\" ] && grep -q -- \"$1 .*:$(stat -c %i \"$S/store.lock\") \" /proc/locks; }\n";
-  script += "await() { i=0; until locked \"$1\"; do i=$((i+1)); [ $i -lt 3000 ] || exit 9; sleep 0.01; done; }\n";
-  script += "await '^[0-9]*: FLOCK'\n";
+  // locked MARK PID: whether /proc/locks has a flock on store.lock by PID
+  // whose line starts with MARK ("N: FLOCK" held, "N: -> FLOCK" waited for).
+  script += "locked() { [ -e \"$S/store.lock\" ] && "
+            "grep -q \"^[0-9]*: $1 .* $2 .*:$(stat -c %i \"$S/store.lock\") \" /proc/locks; }\n";
+  script += "await() { i=0; until locked \"$1\" \"$2\"; do i=$((i+1)); [ $i -lt 3000 ] || exit 9; sleep 0.01; done; }\n";
+  script += "await FLOCK $serve\n";
   script += "\"$R\" deposit --wait --store \"$S\" pkg.json > deposit.out 2> deposit.err & deposit=$!\n";
-  script += "await '-> FLOCK'\n";
+  script += "await '-> FLOCK' $deposit\n";
   script += "printf '%s\\n' '" + initialize + "' >&3\n";
   script += "exec 3>&-\n";
   script += "wait $serve; echo \"serve $?\"\n";

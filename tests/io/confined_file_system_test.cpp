@@ -4,6 +4,8 @@
 // "repo_evil" sharing its prefix and a canary folder "outside"; after each,
 // the canary and the sibling must be exactly as they were.
 #include <doctest/doctest.h>
+
+#include <algorithm>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -148,6 +150,23 @@ TEST_CASE("confined_file_system: renaming over a link replaces the link, never i
   REQUIRE(repo->remove("dangling").has_value());
   CHECK_FALSE(fs::exists(fs::symlink_status(box.repo / "dangling")));
   CHECK(tree_snapshot(box.outside) == outside_before);
+}
+
+// Every listing reads the directory from its start, the root's too (whose
+// descriptor is shared by every operation on it).
+TEST_CASE("confined_file_system: the root, listed again, lists the same entries") {
+  io_test::temporary_directory dir;
+  auto confined = io_test::confined_fixture::open_root(dir.path());
+  REQUIRE(confined->create_dir("a").has_value());
+  REQUIRE(confined->open("b", agentctx::io::create_or_open).has_value());
+  for (int i = 0; i < 3; ++i) {
+    CAPTURE(i);
+    auto names = confined->list_dir(".");
+    REQUIRE(names.has_value());
+    std::sort(names->begin(), names->end());
+    CHECK(*names == std::vector<std::string>{"a", "b"});
+    CHECK(confined->list_dir("a").value().empty());
+  }
 }
 
 TEST_CASE("confined_file_system: the root must be absolute, canonical and a folder") {

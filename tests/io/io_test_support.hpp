@@ -5,12 +5,11 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -138,19 +137,23 @@ std::vector<agentctx::io::recorded_operation> crash_at_every_operation(
   return history;
 }
 
-/// Whether some flock() on the file at the real path `path` is blocked now:
-/// Linux lists a waiting lock in /proc/locks with "->" before it, and the
-/// file's device (major:minor, in hex) and inode after the pid
-/// ("1: -> FLOCK  ADVISORY  WRITE 3977 fe:00:10952705 0 EOF").
+/// Whether a thread of this process waits for a flock() on the file at the
+/// real path `path` now: Linux lists a waiting lock in /proc/locks with "->"
+/// before it, then the process id, then the file's device and inode
+/// ("1: -> FLOCK  ADVISORY  WRITE 3977 fe:00:10952705 0 EOF"). The device is
+/// not compared: on btrfs and overlayfs it is not the one stat() gives.
 inline bool disk_lock_waited(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;
-  char file[64];
-  std::snprintf(file, sizeof file, " %02x:%02x:%llu ", ::major(st.st_dev), ::minor(st.st_dev),
-                static_cast<unsigned long long>(st.st_ino));
+  const std::string pid = " " + std::to_string(::getpid()) + " ";
+  const std::string inode = ":" + std::to_string(st.st_ino) + " ";
   std::ifstream locks("/proc/locks");
   for (std::string line; std::getline(locks, line);) {
-    if (line.find("->") != std::string::npos && line.find(file) != std::string::npos) return true;
+    const std::size_t arrow = line.find("->");
+    const std::size_t by = line.find(pid);
+    if (arrow != std::string::npos && by != std::string::npos && line.find(inode, by) != std::string::npos) {
+      return true;
+    }
   }
   return false;
 }

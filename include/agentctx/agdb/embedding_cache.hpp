@@ -160,12 +160,21 @@ class embedding_cache {
     std::string dir = directory;
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     const std::string name = file_name(profile);
-    embedding_cache cache(fs, io::join_path(dir, name), profile);
+    // A confined file system refuses "./name": "." is its root.
+    embedding_cache cache(fs, dir == "." ? name : io::join_path(dir, name), profile);
     cache.directory_ = dir;
     auto listed = fs.list_dir(dir);
+    if (!listed && listed.error().code == errc::permission_denied) {
+      // A directory it may search but not list: whether the file is there
+      // is looked up instead.
+      auto there = fs.exists(cache.path_);
+      if (!there) return unexpected(std::move(there).error());
+      if (!*there) return cache;
+      listed = std::vector<std::string>{name};
+    }
     if (!listed && listed.error().sys_errno == ENOTDIR) {
-      error e = make_error(errc::io_error, "embedding cache: not a directory (a file is where one is needed)",
-                           directory);
+      error e = make_error(errc::io_error,
+                           "embedding cache: not a directory (it, or a folder on the way to it, is a file)", directory);
       e.sys_errno = ENOTDIR;
       return unexpected(std::move(e));
     }
@@ -230,6 +239,14 @@ class embedding_cache {
 
     AGENTCTX_TRY(make_directory());
     auto lock = fs_->lock(path_, io::lock_mode::exclusive, true);
+    if (!lock && lock.error().code == errc::not_found) {
+      // The directory was removed since (rm -r beside a running server):
+      // made again.
+      directory_missing_ = true;
+      directory_synced_ = false;
+      AGENTCTX_TRY(make_directory());
+      lock = fs_->lock(path_, io::lock_mode::exclusive, true);
+    }
     if (!lock) return unexpected(std::move(lock).error());
     auto opened = fs_->open(path_, io::create_or_open);
     if (!opened) return unexpected(std::move(opened).error());
@@ -281,11 +298,15 @@ class embedding_cache {
   // Before the first insert writes: makes the directory when it was missing
   // at open (create_dir succeeds when another process made it meanwhile),
   // and syncs the folder holding it, once, so that its entry is durable
-  // before any record is (whoever made it).
+  // before any record is. When the directory was there at open, the sync is
+  // only a precaution (another writer that made it syncs it itself), and a
+  // folder this process may not open for it is no error.
   result<void> make_directory() {
     if (directory_synced_) return {};
     if (directory_missing_) AGENTCTX_TRY(fs_->create_dir(directory_));
-    AGENTCTX_TRY(fs_->sync_dir(io::parent_directory(directory_)));
+    auto synced = fs_->sync_dir(io::parent_directory(directory_));
+    if (!synced && directory_missing_) return synced;
+    directory_missing_ = false;
     directory_synced_ = true;
     return {};
   }

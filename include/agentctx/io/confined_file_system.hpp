@@ -254,11 +254,18 @@ class confined_file_system final : public file_system {
   result<std::vector<std::string>> list_dir(const std::string& dir) override {
     auto fd_found = open_directory(dir);
     if (!fd_found) return unexpected(std::move(fd_found).error());
-    auto& fd = *fd_found;
-    DIR* handle = ::fdopendir(fd.get());
-    if (handle == nullptr) return detail::system_failure("list directory", errno, dir);
-    fd.release();  // closedir() closes it
-    return detail::read_directory(handle, dir);
+    // The root's descriptor is a dup of root_fd_, whose read position every
+    // dup shares: the listing reads its own open of the directory, or a
+    // second listing of the root would start where the first ended (empty).
+    const int own = detail::openat_retrying(fd_found->get(), ".", O_RDONLY | O_DIRECTORY);
+    if (own < 0) return detail::system_failure("list directory", errno, dir);
+    DIR* handle = ::fdopendir(own);
+    if (handle == nullptr) {
+      const int e = errno;
+      ::close(own);
+      return detail::system_failure("list directory", e, dir);
+    }
+    return detail::read_directory(handle, dir);  // closedir() closes `own`
   }
 
   /// As posix_file_system::lock, the path resolved below the root again

@@ -770,32 +770,29 @@ void check_waiter_finds_no_store(agentctx::io::file_system& fs, const std::strin
     }
   }
 }
+
+// Runs `check` on a store folder in memory and on the real disk, with what
+// says there when a lock() waits for store.lock.
+void in_memory_and_on_disk(void (*check)(agentctx::io::file_system&, const std::string&,
+                                         const std::function<bool()>&)) {
+  SUBCASE("in memory") {
+    agentctx::io::memory_file_system fs;
+    check(fs, "/r", [&] { return fs.lock_waiters() != 0; });
+  }
+  SUBCASE("on disk") {
+    io_test::temporary_directory tmp;
+    const std::string dir = tmp.path() + "/store";
+    check(agentctx::io::default_file_system(), dir, [&] { return io_test::disk_lock_waited(dir + "/store.lock"); });
+  }
+}
 }  // namespace
 
 TEST_CASE("a writer that waits while another discards the store it created creates the store afresh") {
-  SUBCASE("in memory") {
-    agentctx::io::memory_file_system fs;
-    check_waiting_writer_creates_afresh(fs, "/r", [&] { return fs.lock_waiters() != 0; });
-  }
-  SUBCASE("on disk") {
-    io_test::temporary_directory tmp;
-    const std::string dir = tmp.path() + "/store";
-    check_waiting_writer_creates_afresh(agentctx::io::default_file_system(), dir,
-                                        [&] { return io_test::disk_lock_waited(dir + "/store.lock"); });
-  }
+  in_memory_and_on_disk(check_waiting_writer_creates_afresh);
 }
 
 TEST_CASE("an open of an existing store, or a repair, that waits while the store is discarded finds none") {
-  SUBCASE("in memory") {
-    agentctx::io::memory_file_system fs;
-    check_waiter_finds_no_store(fs, "/r", [&] { return fs.lock_waiters() != 0; });
-  }
-  SUBCASE("on disk") {
-    io_test::temporary_directory tmp;
-    const std::string dir = tmp.path() + "/store";
-    check_waiter_finds_no_store(agentctx::io::default_file_system(), dir,
-                                [&] { return io_test::disk_lock_waited(dir + "/store.lock"); });
-  }
+  in_memory_and_on_disk(check_waiter_finds_no_store);
 }
 
 TEST_CASE("deposit_json: text that is not JSON, or JSON that breaks RFC 8785, is an invalid_schema error") {

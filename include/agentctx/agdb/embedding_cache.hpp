@@ -162,7 +162,6 @@ class embedding_cache {
     const std::string name = file_name(profile);
     // A confined file system refuses "./name": "." is its root.
     embedding_cache cache(fs, dir == "." ? name : io::join_path(dir, name), profile);
-    cache.directory_ = dir;
     auto listed = fs.list_dir(dir);
     if (!listed && listed.error().code == errc::permission_denied) {
       // A directory it may search but not list: whether the file is there
@@ -303,8 +302,9 @@ class embedding_cache {
   // folder this process may not open for it is no error.
   result<void> make_directory() {
     if (directory_synced_) return {};
-    if (directory_missing_) AGENTCTX_TRY(fs_->create_dir(directory_));
-    auto synced = fs_->sync_dir(io::parent_directory(directory_));
+    const std::string directory = io::parent_directory(path_);
+    if (directory_missing_) AGENTCTX_TRY(fs_->create_dir(directory));
+    auto synced = fs_->sync_dir(io::parent_directory(directory));
     if (!synced && directory_missing_) return synced;
     directory_missing_ = false;
     directory_synced_ = true;
@@ -407,8 +407,7 @@ class embedding_cache {
   std::string path_;
   embedding_profile profile_;
   std::string profile_json_;
-  std::string directory_;           // path_'s folder
-  bool directory_missing_ = false;  // at open: insert() makes it
+  bool directory_missing_ = false;  // at open: insert() makes it (path_'s folder)
   bool directory_synced_ = false;   // make_directory() has run
   bool header_valid_ = false;
   std::uint64_t valid_end_ = 0;  // end of the header and intact records read so far

@@ -96,7 +96,7 @@ int run_show(const project_options& o) {
   });
 }
 
-/// Adds `relay project NAME ID` running `run`, with the options of a writer
+/// Adds `relay project NAME ID` (or `--project ID`) running `run`, with the options of a writer
 /// (`writes`) or of a reader.
 std::pair<CLI::App*, std::shared_ptr<project_options>> add_project_command(CLI::App& parent, command_table& table,
                                                                            const std::string& name,
@@ -104,7 +104,8 @@ std::pair<CLI::App*, std::shared_ptr<project_options>> add_project_command(CLI::
                                                                            int (*run)(const project_options&),
                                                                            bool writes) {
   auto [sub, opts] = add_command(parent, table, name, description, run);
-  sub->add_option("ID", opts->project, "The project id")->required();
+  // The id as a positional, or as --project like every other command.
+  sub->add_option("ID,--project", opts->project, "The project id, given either way (once)")->required();
   if (writes) {
     add_writer_options(*sub, *opts);
   } else {

@@ -683,6 +683,14 @@ TEST_CASE("relay project and session commands") {
   CHECK(archived_json["project"]["archived_at"].is_string());
   CHECK(f.run({"project", "unarchive", "proj_two"}).out == "unarchived project proj_two\n");
   check_failure(f.run({"project", "archive", "proj_nowhere"}), exit_not_found, "does not exist");
+  // The id may be given as --project, as every other command takes it, but only once.
+  CHECK(f.run({"project", "create", "--project", "proj_three", "--name", "Three"}).out == "created project proj_three\n");
+  CHECK(f.run({"project", "archive", "--project", "proj_three"}).out.starts_with("archived project proj_three at "));
+  CHECK(f.run({"project", "unarchive", "--project", "proj_three"}).out == "unarchived project proj_three\n");
+  CHECK(f.run({"project", "show", "--project", "proj_three"}).out.starts_with("proj_three  Three  created "));
+  check_failure(f.run({"project", "show", "proj_three", "--project", "proj_two"}), exit_usage,
+                "--project: given 2 times, but it takes one value");
+  check_failure(f.run({"project", "show"}), exit_usage, "--project is required");
 
   // Sessions: a generated id and callsign; packages name their session.
   auto session = f.json(parser, {"session", "start", "--project", "proj_demo", "--actor", "claude", "--actor-type",
@@ -708,6 +716,8 @@ TEST_CASE("relay project and session commands") {
   check_clean_success(ended);
   CHECK(contains(ended.out, "  ended "));
   check_failure(f.run({"session", "end", session_id}), exit_invalid_schema, "already ended");
+  check_failure(f.run({"session", "end", "--session", session_id}), exit_invalid_schema, "already ended");
+  check_failure(f.run({"session", "end"}), exit_usage, "--session is required");
   check_failure(f.run({"session", "end", "sess_nowhere"}), exit_not_found, "does not exist");
   check_json_failure(f.run({"session", "end", "sess_nowhere", "--json"}), exit_not_found, "session_not_found", 404);
   check_failure(f.run({"session", "start", "--project", "proj_demo", "--actor", "x", "--actor-type", "robot"}),

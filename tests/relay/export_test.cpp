@@ -98,6 +98,129 @@ TEST_CASE("a session's packages_deposited survives export and import in its orde
   CHECK(*reader.session_wire(*reader.find_session(id)).find("packages_deposited") == listed);
 }
 
+TEST_CASE("import refuses a review history that went apart from the store's, and takes one that goes on from it") {
+  agentctx::io::memory_file_system fs;
+  auto source = require_value(relay::store::open(fs, "/r", test_options()));
+  auto draft = package("pkg_d");
+  draft.set("status", "draft");
+  require_value(source.deposit(draft));
+  std::string first;
+  require_ok(relay::export_ndjson(source, "", first));
+  agentctx::io::memory_file_system other;
+  auto target = require_value(relay::store::open(other, "/copy", test_options()));
+  require_value(relay::import_ndjson(target, first));
+
+  // Each store flags the draft for a different reviewer.
+  require_value(source.flag_for_review("pkg_d", relay::review_type::agent));
+  require_value(target.flag_for_review("pkg_d", relay::review_type::human));
+  std::string later;
+  require_ok(relay::export_ndjson(source, "", later));
+  auto refused = relay::import_ndjson(target, later);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::already_exists);
+  CHECK(relay::protocol_error_of(refused.error()).code == "duplicate_package_id");
+  CHECK(refused.error().message.find("status change 1 of package \"pkg_d\" differs from the one the store holds") !=
+        std::string::npos);
+  // Nothing was written: the target's history is its own still.
+  const relay::stored_package* held = require_value(target.find_package("pkg_d"));
+  REQUIRE(held->changes.size() == 1);
+  CHECK(held->changes[0].review == relay::review_type::human);
+
+  // The same history going on (the source's one change, then a second)
+  // imports the second into a store that holds the first.
+  agentctx::io::memory_file_system third;
+  auto follower = require_value(relay::store::open(third, "/third", test_options()));
+  require_value(relay::import_ndjson(follower, later));
+  require_value(source.review("pkg_d", relay::package_status::complete, std::string("fine")));
+  std::string latest;
+  require_ok(relay::export_ndjson(source, "", latest));
+  auto report = require_value(relay::import_ndjson(follower, latest));
+  CHECK(report.status_changes == 1);
+  CHECK(report.skipped == 3);  // the project, the package and its first change
+  CHECK(require_value(follower.find_package("pkg_d"))->hash == require_value(source.find_package("pkg_d"))->hash);
+  // An older export (fewer changes) into the newer store changes nothing.
+  auto older = require_value(relay::import_ndjson(follower, later));
+  CHECK(older.status_changes == 0);
+  CHECK(require_value(follower.find_package("pkg_d"))->changes.size() == 2);
+  // A change at the same place with another note went apart too.
+  agentctx::io::memory_file_system fourth;
+  auto noted = require_value(relay::store::open(fourth, "/fourth", test_options()));
+  require_value(relay::import_ndjson(noted, first));
+  require_value(noted.flag_for_review("pkg_d", relay::review_type::agent, std::string("a note the source lacks")));
+  auto apart = relay::import_ndjson(noted, later);
+  REQUIRE_FALSE(apart.has_value());
+  CHECK(apart.error().code == errc::already_exists);
+}
+
+TEST_CASE("import ends a session the store holds open when the export has it ended, and refuses one that differs") {
+  agentctx::io::memory_file_system fs;
+  auto source = require_value(relay::store::open(fs, "/r", test_options()));
+  const std::string id = require_value(source.start_session("proj_demo", "claude", relay::actor_type::agent))->session_id;
+  auto in_session = package("pkg_1");
+  in_session.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", id}});
+  require_value(source.deposit(in_session));
+  std::string open_text;
+  require_ok(relay::export_ndjson(source, "", open_text));
+  agentctx::io::memory_file_system other;
+  auto target = require_value(relay::store::open(other, "/copy", test_options()));
+  require_value(relay::import_ndjson(target, open_text));
+  CHECK_FALSE(target.find_session(id)->ended_at.has_value());
+
+  // The session goes on in the source: a second package, then its end.
+  auto second = package("pkg_2");
+  second.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", id}});
+  require_value(source.deposit(second));
+  require_value(source.end_session(id));
+  std::string ended_text;
+  require_ok(relay::export_ndjson(source, "", ended_text));
+  auto report = require_value(relay::import_ndjson(target, ended_text));
+  CHECK(report.sessions == 1);
+  CHECK(report.packages == 1);
+  REQUIRE(target.find_session(id)->ended_at.has_value());
+  CHECK(*target.find_session(id)->ended_at == *source.find_session(id)->ended_at);
+  const json::value both = json::value::array_type{"pkg_1", "pkg_2"};
+  CHECK(*target.session_wire(*target.find_session(id)).find("packages_deposited") == both);
+  // So the two stores export the same lines, and reopened the target agrees.
+  std::string copied;
+  require_ok(relay::export_ndjson(target, "", copied));
+  CHECK(copied.substr(copied.find('\n')) == ended_text.substr(ended_text.find('\n')));
+  auto reader_options = test_options();
+  reader_options.read_only = true;
+  auto reader = require_value(relay::store::open(other, "/copy", reader_options));
+  CHECK(reader.find_session(id)->ended_at.has_value());
+  CHECK(*reader.session_wire(*reader.find_session(id)).find("packages_deposited") == both);
+
+  // The older export, with the session open, changes nothing now.
+  auto older = require_value(relay::import_ndjson(target, open_text));
+  CHECK(older.sessions == 0);
+  CHECK(target.find_session(id)->ended_at.has_value());
+
+  // A store that ended the session at another time, or holds it with other
+  // members, holds another session under that id.
+  agentctx::io::memory_file_system third;
+  auto options = test_options();
+  const auto clock = options.clock;
+  options.clock = [clock] { return clock() + 3'600'000; };
+  auto elsewhere = require_value(relay::store::open(third, "/third", options));
+  require_value(relay::import_ndjson(elsewhere, open_text));
+  require_value(elsewhere.end_session(id));
+  auto refused = relay::import_ndjson(elsewhere, ended_text);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::already_exists);
+  CHECK(refused.error().message.find("session \"" + id + "\" exists in the store with other content") !=
+        std::string::npos);
+  std::string renamed = open_text;
+  const std::string actor = "\"actor_id\":\"claude\"";
+  REQUIRE(renamed.find(actor) != std::string::npos);
+  renamed.replace(renamed.find(actor), actor.size(), "\"actor_id\":\"gemini\"");
+  agentctx::io::memory_file_system fourth;
+  auto fresh = require_value(relay::store::open(fourth, "/fourth", test_options()));
+  require_value(relay::import_ndjson(fresh, open_text));
+  auto differs = relay::import_ndjson(fresh, renamed);
+  REQUIRE_FALSE(differs.has_value());
+  CHECK(differs.error().code == errc::already_exists);
+}
+
 TEST_CASE("import refuses a fact that would hold while another fact of its key holds") {
   const auto fact_line = [](const std::string& id, const std::string& from, const std::string& to) {
     return R"({"kind":"fact","fact":{"fact_id":")" + id +

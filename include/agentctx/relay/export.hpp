@@ -33,10 +33,14 @@
 // time another fact of its key holds (already_exists; invalid_argument when
 // both are in the file) are errors naming the line, and so
 // is a line that would write into a project the target holds archived
-// (project_archived). What the target already holds identically is skipped,
-// so importing the same file twice changes nothing; a project the target
+// (project_archived), and so is a status change or a session the target
+// holds otherwise (already_exists). What the target already holds
+// identically is skipped, so importing the same file twice changes nothing;
+// so are the status changes it holds and a session it holds ended where the
+// export has it open (the target's are later). A session the target holds
+// open and the export has ended is ended as exported. A project the target
 // already holds keeps the target's content. A session's packages_deposited
-// is imported as listed, in its order. The records are then appended one by one; a
+// is imported as listed, in its order (then what only the target lists). The records are then appended one by one; a
 // crash part-way leaves a prefix, and importing again completes it.
 #pragma once
 
@@ -224,8 +228,9 @@ struct import_report {
 /// malformed or a hash mismatch, and for input that does not start with the
 /// header line (empty input included), and for input without the end line
 /// (unless options.allow_incomplete), with a line after it, or with counts
-/// of lines other than it states; already_exists for a package id or fact
-/// id held with other content; archived (403 project_archived) for a line
+/// of lines other than it states; already_exists for a package id, fact id
+/// or session id held with other content, and for a status change other
+/// than the one the store holds at its place in the package's history; archived (403 project_archived) for a line
 /// that would write into a project the store holds archived; the store's
 /// write errors.
 inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {
@@ -340,14 +345,44 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (s.find_project(ses->project_id) == nullptr && new_projects.count(ses->project_id) == 0) {
         return bad("session of project " + quote_for_message(ses->project_id) + ", which the export does not hold");
       }
-      if (s.find_session(ses->session_id) != nullptr) {
-        ++report.skipped;
-        continue;
+      json::value record_wire = *wire;
+      if (const session* held = s.find_session(ses->session_id)) {
+        // Held identically (packages_deposited aside), or held ended where
+        // the export has it open (the store's is later): skipped. Held open
+        // where the export has it ended (the export's is later): the end
+        // is imported. Anything else, an end at another time included, is
+        // the same id with other content.
+        json::value mine = held->wire;
+        json::value theirs = *wire;
+        theirs.erase("packages_deposited");
+        const bool identical = mine == theirs;
+        mine.erase("ended_at");
+        theirs.erase("ended_at");
+        const bool same_but_the_end = mine == theirs;
+        if (identical || (same_but_the_end && !ses->ended_at)) {
+          ++report.skipped;
+          continue;
+        }
+        if (!same_but_the_end || held->ended_at) {  // other content, or ended at another time
+          return fail(errc::already_exists, where + "session " + quote_for_message(ses->session_id) +
+                                                " exists in the store with other content");
+        }
+        // The session's list: the export's, then what only the store lists.
+        json::value::array_type ids;
+        std::set<std::string> listed(ses->packages_deposited.begin(), ses->packages_deposited.end());
+        for (const std::string& id : ses->packages_deposited) ids.emplace_back(id);
+        const json::value store_list = s.session_wire(*held);
+        if (const json::value* list = store_list.find("packages_deposited")) {
+          for (const json::value& id : list->as_array()) {
+            if (listed.insert(id.as_string()).second) ids.push_back(id);
+          }
+        }
+        record_wire.set("packages_deposited", std::move(ids));
       }
       AGENTCTX_TRY(writable(ses->project_id));
       // packages_deposited travels in the record: the exporting store's
       // list, in its order, is the session's (store.hpp apply_session).
-      plan.push_back({line_number, json::value::object_type{{"type", "session"}, {"session", *wire}}});
+      plan.push_back({line_number, json::value::object_type{{"type", "session"}, {"session", std::move(record_wire)}}});
       ++report.sessions;
     } else if (*kind == "package") {
       ++seen.packages;
@@ -404,6 +439,19 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (!computed || *computed != *hash) return bad("status change of " + *package_id + " does not hash to " + *hash);
       auto& [held, seen] = held_changes[key];
       if (++seen <= held) {
+        // The store holds this package's change number `seen` already: the
+        // same one, or the two stores' review histories went apart.
+        const status_change& mine = (*s.find_package(*package_id, *project_id))->changes[seen - 1];
+        const std::string* note = detail::string_member(object, "note");
+        if (mine.hash != *hash || mine.at != *at || to_string(mine.review) != *review ||
+            mine.note != (note != nullptr ? std::optional<std::string>(*note) : std::nullopt)) {
+          return fail(errc::already_exists, where + "status change " + std::to_string(seen) + " of package " +
+                                                quote_for_message(*package_id) +
+                                                " differs from the one the store holds (their review histories went "
+                                                "apart): to " + *status + " (" + *review + ") at " + *at +
+                                                ", where the store has " + std::string(to_string(mine.status)) + " (" +
+                                                std::string(to_string(mine.review)) + ") at " + mine.at);
+        }
         ++report.skipped;
         continue;
       }

@@ -24,6 +24,7 @@ struct orient_cli_options : common_options {
   unsigned window_days = relay::default_window_days;
   std::optional<std::size_t> max_bytes;
   std::optional<std::size_t> max_tokens;
+  std::size_t max_packages = relay::orient_options{}.max_packages;
 };
 
 void print_package_entry(const relay::package& p) {
@@ -48,6 +49,10 @@ int print_briefing(const common_options& o, const relay::orientation& result) {
 
   const auto& packages = array_in(bundle, "recent_packages");
   std::cout << "\n## Recent packages (" << packages.size() << ")\n";
+  if (result.packages_beyond_limit != 0) {
+    std::cout << "(the newest " << count_in(member(bundle, "x-agentctx-limit"), "max_packages") << " of the window; "
+              << count_of(result.packages_beyond_limit, "older package") << " left out: see --max-packages)\n";
+  }
   if (packages.empty()) std::cout << "- none\n";
   for (const json::value& wire : packages) {
     auto p = relay::read_package(wire);
@@ -87,6 +92,7 @@ int run_orient(const orient_cli_options& o) {
     options.window_days = o.window_days;
     options.max_bytes = o.max_bytes;
     options.max_tokens = o.max_tokens;
+    options.max_packages = o.max_packages;
     auto result = relay::orient(s, o.project, options);
     if (!result) return report_error(o, result.error());
     if (o.json) return print_value(result->bundle);
@@ -102,6 +108,10 @@ void register_orient(CLI::App& app, command_table& table) {
   sub->add_option("--window-days", opts->window_days, "Packages created in the last N days")
       ->capture_default_str()
       ->check(agentctx_cli::positive_count_at_most(std::numeric_limits<unsigned>::max()));
+  sub->add_option("--max-packages", opts->max_packages,
+                  "At most N packages, the newest of the window (the bundle says how many it left out)")
+      ->capture_default_str()
+      ->check(agentctx_cli::positive_count_at_most(relay::max_orient_packages));
   sub->add_option("--max-bytes", opts->max_bytes, "Budget: at most N bytes of compact JSON (with --max-tokens: both apply)")
       ->check(agentctx_cli::positive_count_at_most(relay::max_budget_bytes));
   sub->add_option("--max-tokens", opts->max_tokens,

@@ -391,6 +391,20 @@ TEST_CASE("relay orient prints a briefing, or the OrientationBundle exactly with
   CHECK_FALSE(contains(budgeted.out, "OVER BUDGET"));
   CHECK(small["x-agentctx-budget"]["over_budget"].error() == simdjson::NO_SUCH_FIELD);
 
+  // --max-packages keeps the newest; the bundle and the briefing say how many were left out.
+  auto one = f.json(parser, {"orient", "--project", "proj_demo", "--max-packages", "1"});
+  REQUIRE(array_of(one, "recent_packages").size() == 1);
+  CHECK(number_of(one["x-agentctx-limit"].value(), "max_packages") == 1);
+  CHECK(number_of(one["x-agentctx-limit"].value(), "packages_left_out") == 1);
+  const run_result limited = f.run({"orient", "--project", "proj_demo", "--max-packages", "1"});
+  check_clean_success(limited);
+  CHECK(contains(limited.out, "\n## Recent packages (1)\n(the newest 1 of the window; 1 older package left out: see "
+                              "--max-packages)\n- pkg_two  "));
+  CHECK(f.json(parser, {"orient", "--project", "proj_demo", "--max-packages", "2"})["x-agentctx-limit"].error() ==
+        simdjson::NO_SUCH_FIELD);
+  check_failure(f.run({"orient", "--project", "proj_demo", "--max-packages", "0"}), exit_usage, "--max-packages");
+  check_failure(f.run({"orient", "--project", "proj_demo", "--max-packages", "10001"}), exit_usage, "--max-packages");
+
   check_failure(f.run({"orient", "--project", "proj_nowhere"}), exit_not_found, "does not exist");
   check_failure(f.run({"orient", "--project", "proj_demo", "--window-days", "0"}), exit_usage, "--window-days");
   check_failure(f.run({"orient"}), exit_usage, "--project");

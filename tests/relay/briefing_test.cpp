@@ -142,6 +142,126 @@ TEST_CASE("orient under a budget drops the lowest significance first and says wh
   CHECK(relay::orient(store, "proj_demo", tiny).error().code == errc::invalid_argument);
 }
 
+TEST_CASE("orient under every budget fits exactly: it leaves out no more than it must, ids that need escapes too") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  // Ids and questions whose JSON text is longer than their bytes, at every significance.
+  const std::string odd = std::string("pkg_\x01\"\\") + "\x1f";
+  for (int i = 0; i < 12; ++i) {
+    const std::string id = (i % 3 == 0 ? odd : "pkg_") + std::to_string(i);
+    auto p = dated(id, "2026-04-" + std::to_string(10 + i % 8) + "T00:00:00Z", 1 + i % 10,
+                   {"question \"" + std::to_string(i % 5) + "\"\n?"});
+    require_value(store.deposit(p));
+  }
+  for (int i = 0; i < 6; ++i) {
+    relay::fact_assertion a;
+    a.project_id = "proj_demo";
+    a.subject = "subject\t" + std::to_string(i);
+    a.predicate = "status";
+    a.value = "v";
+    a.confidence = 0.1 * i;
+    require_value(store.assert_fact(a));
+  }
+  const auto full = require_value(relay::orient(store, "proj_demo"));
+  // The size of the bundle with k items left out (the order does not depend on the budget).
+  std::map<std::size_t, std::size_t> size_leaving_out;
+  std::size_t previously_left_out = SIZE_MAX;
+  for (std::size_t budget = 400; budget <= full.bytes + 400; ++budget) {
+    CAPTURE(budget);
+    relay::orient_options o;
+    o.max_bytes = budget;
+    const auto r = require_value(relay::orient(store, "proj_demo", o));
+    const std::size_t left_out = r.omitted_packages.size() + r.omitted_open_questions + r.omitted_facts;
+    CHECK(r.bytes == require_value(json::serialize(r.bundle, json::canonical_form::jcs)).size());
+    CHECK(r.bundle.find("x-agentctx-budget")->find("bytes")->as_number() == r.bytes);
+    if (r.over_budget) {
+      CHECK(left_out == 12 + 5 + 6);  // over only with everything left out
+    } else {
+      CHECK(r.bytes <= budget);
+    }
+    CHECK(left_out <= previously_left_out);  // a larger budget never leaves out more
+    previously_left_out = left_out;
+    if (!r.over_budget) size_leaving_out.emplace(left_out, r.bytes);
+    // Leaving out one item fewer would not have fit.
+    if (left_out > 0 && !r.over_budget && size_leaving_out.count(left_out - 1) != 0) {
+      CHECK(size_leaving_out.at(left_out - 1) > budget);
+    }
+  }
+  CHECK(previously_left_out == 0);
+  // A budget of the untrimmed bundle's size (with its report) leaves out nothing.
+  relay::orient_options exact;
+  exact.max_bytes = size_leaving_out.at(0);
+  const auto whole = require_value(relay::orient(store, "proj_demo", exact));
+  CHECK(whole.omitted_packages.empty());
+  CHECK(whole.bytes == *exact.max_bytes);
+  exact.max_bytes = size_leaving_out.at(0) - 1;
+  CHECK(require_value(relay::orient(store, "proj_demo", exact)).omitted_packages.size() +
+            require_value(relay::orient(store, "proj_demo", exact)).omitted_facts +
+            require_value(relay::orient(store, "proj_demo", exact)).omitted_open_questions ==
+        1);
+}
+
+TEST_CASE("orient's budget takes a question to be as old as the newest package asking it") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  // The clock reads 2026-04-18T20:00:xxZ: a is 10 days old, b 1 day; the fact 5 days.
+  require_value(store.deposit(dated("a", "2026-04-08T20:00:00Z", 5, {"QA?"})));
+  require_value(store.deposit(dated("b", "2026-04-17T20:00:00Z", 5)));
+  relay::fact_assertion f;
+  f.project_id = "proj_demo";
+  f.subject = "s";
+  f.predicate = "p";
+  f.value = "v";
+  f.confidence = 0.5;
+  f.valid_from = "2026-04-13T20:00:00Z";
+  require_value(store.assert_fact(f));
+  const auto full = require_value(relay::orient(store, "proj_demo"));
+  // Sweep the budget down: among equals (significance 5) the oldest goes
+  // first, a package before a question of the same age: a, QA?, the fact, b.
+  std::vector<std::string> order;
+  std::size_t seen = 0;
+  for (std::size_t budget = full.bytes + 200; budget > 0 && seen < 4; --budget) {
+    relay::orient_options o;
+    o.max_bytes = budget;
+    const auto r = require_value(relay::orient(store, "proj_demo", o));
+    const std::size_t left_out = r.omitted_packages.size() + r.omitted_open_questions + r.omitted_facts;
+    if (left_out == seen) continue;
+    REQUIRE(left_out == seen + 1);
+    if (r.omitted_packages.size() > 0 && (order.empty() || std::count(order.begin(), order.end(), r.omitted_packages.back()) == 0)) {
+      order.push_back(r.omitted_packages.back());
+    } else if (r.omitted_open_questions == 1 && std::count(order.begin(), order.end(), "QA?") == 0) {
+      order.push_back("QA?");
+    } else {
+      order.push_back("fact");
+    }
+    seen = left_out;
+  }
+  CHECK(order == std::vector<std::string>{"a", "QA?", "fact", "b"});
+}
+
+TEST_CASE("orient keeps the newest max_packages packages of the window and says how many it left out") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  for (int i = 0; i < 7; ++i) {
+    require_value(store.deposit(dated("p" + std::to_string(i), "2026-04-1" + std::to_string(i) + "T00:00:00Z", 5,
+                                      {"q" + std::to_string(i)})));
+  }
+  relay::orient_options o;
+  o.max_packages = 5;
+  const auto r = require_value(relay::orient(store, "proj_demo", o));
+  CHECK(ids_of(*r.bundle.find("recent_packages")) == std::vector<std::string>{"p6", "p5", "p4", "p3", "p2"});
+  CHECK(r.packages_beyond_limit == 2);
+  const json::value* limit = r.bundle.find("x-agentctx-limit");
+  REQUIRE(limit != nullptr);
+  CHECK(limit->find("max_packages")->as_number() == 5);
+  CHECK(limit->find("packages_left_out")->as_number() == 2);
+  CHECK(r.bytes == require_value(json::serialize(r.bundle, json::canonical_form::jcs)).size());
+  o.max_packages = 7;
+  const auto all = require_value(relay::orient(store, "proj_demo", o));
+  CHECK(all.packages_beyond_limit == 0);
+  CHECK(all.bundle.find("x-agentctx-limit") == nullptr);
+}
+
 TEST_CASE("pull relevant ranks by the fused vector and BM25 rankings") {
   agentctx::io::memory_file_system fs;
   auto store = require_value(relay::store::open(fs, "/r", test_options()));
@@ -346,6 +466,23 @@ TEST_CASE("orchestrate digests a project, or every active project, leaving draft
   CHECK(require_value(relay::orchestrate(store, global, embedder)).find("projects")->as_array().size() == 1);
   one.project_id = "proj_nope";
   CHECK(relay::orchestrate(store, one, embedder).error().code == errc::not_found);
+}
+
+TEST_CASE("a global digest orders packages of equal created_at by deposit, the later first, across projects") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  for (const auto& [id, project] : {std::pair{"x1", "proj_t1"}, std::pair{"x2", "proj_t2"}, std::pair{"x3", "proj_t1"}}) {
+    auto p = package(id, project, std::string("package ") + id, "2026-04-17T00:00:00Z");
+    p.set("decisions_made", json::value::array_type{std::string("decided in ") + id});
+    require_value(store.deposit(p));
+  }
+  agentctx::agdb::hash_embedder embedder;
+  const json::value digest = require_value(relay::orchestrate(store, relay::orchestrate_options{}, embedder));
+  std::vector<std::string> order;
+  for (const json::value& d : digest.find("summary")->find("decisions")->as_array()) {
+    order.push_back(d.find("package_id")->as_string());
+  }
+  CHECK(order == std::vector<std::string>{"x3", "x2", "x1"});
 }
 
 TEST_CASE("export then import into another store preserves every hash, x-* member, status change and fact") {

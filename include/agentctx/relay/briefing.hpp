@@ -8,14 +8,18 @@
 // (equal created_at: the later deposit first), at most max_packages, in
 // their current wire form; active_facts: the current facts by subject then
 // predicate; open_questions: the open_questions of the recent packages,
-// newest package first, each text once.
+// newest package first, each text once. When the window holds more than
+// max_packages packages, the newest max_packages are kept and the bundle
+// carries "x-agentctx-limit": {"max_packages", "packages_left_out"}.
 //
 // With a budget (max_bytes, or max_tokens estimated as ceil(bytes / 4) of
-// the compact JSON), items are dropped until the bundle fits, lowest
-// significance first: a package by its significance, a question by the
-// highest significance among the packages that ask it, a fact by
-// round(10 x confidence); among equals the oldest goes first, and packages
-// before questions before facts. The bundle then carries an extension member
+// the compact JSON), items are dropped until the bundle fits, and no more,
+// lowest significance first: a package by its significance, a question by
+// the highest significance among the packages that ask it, a fact by
+// round(10 x confidence); among equals the oldest goes first (a package by
+// its created_at, a question by that of the newest package asking it, a fact
+// by its valid_from), and at the same time packages before questions before
+// facts. The bundle then carries an extension member
 // (section 12.1) saying what was left out:
 //   "x-agentctx-budget": {"max_bytes", "bytes", "estimated_tokens",
 //     "omitted_packages": [ids], "omitted_open_questions": n, "omitted_facts": n,
@@ -64,6 +68,9 @@ inline constexpr unsigned default_window_days = 14;
 inline constexpr std::size_t max_budget_bytes = 1'000'000'000'000;
 inline constexpr std::size_t max_budget_tokens = max_budget_bytes / 4;
 
+/// The most packages an orientation bundle takes (orient_options::max_packages).
+inline constexpr std::size_t max_orient_packages = 10'000;
+
 struct orient_options {
   unsigned window_days = default_window_days;
   std::size_t max_packages = 50;
@@ -79,6 +86,9 @@ struct orientation {
   std::size_t omitted_open_questions = 0;
   std::size_t omitted_facts = 0;
   bool over_budget = false;  ///< the fixed part alone exceeds the budget
+  /// Packages of the window past max_packages, left out before any budget
+  /// (the bundle says so in "x-agentctx-limit").
+  std::size_t packages_beyond_limit = 0;
 };
 
 /// Estimated tokens of `bytes` bytes of JSON: one per four bytes, rounded up.
@@ -114,18 +124,26 @@ inline std::vector<const stored_package*> recent_packages(const store& s, const 
   return out;
 }
 
-// Open questions of `packages` in order, each text once, with the highest
-// significance among the packages that ask it.
-inline std::vector<std::pair<std::string, int>> collect_questions(const std::vector<const stored_package*>& packages) {
-  std::vector<std::pair<std::string, int>> out;
+// An open question of the recent packages: its text, the highest
+// significance among the packages that ask it, and the created_at of the
+// newest of them.
+struct open_question {
+  std::string text;
+  int significance = 0;
+  std::uint64_t newest_ms = 0;
+};
+
+// Open questions of `packages` (newest first) in order, each text once.
+inline std::vector<open_question> collect_questions(const std::vector<const stored_package*>& packages) {
+  std::vector<open_question> out;
   std::map<std::string, std::size_t> seen;
   for (const stored_package* p : packages) {
     for (const std::string& q : p->package.open_questions) {
       auto [it, fresh] = seen.emplace(q, out.size());
       if (fresh) {
-        out.emplace_back(q, p->package.significance);
+        out.push_back({q, p->package.significance, p->package.created_at_ms});
       } else {
-        out[it->second].second = std::max(out[it->second].second, p->package.significance);
+        out[it->second].significance = std::max(out[it->second].significance, p->package.significance);
       }
     }
   }
@@ -146,12 +164,16 @@ inline std::string excerpt(std::string_view text, std::size_t limit = 240) {
 }  // namespace detail
 
 /// orient (section 8.3). Errors: not_found for an unknown project;
-/// invalid_argument for a window of 0 days, a zero budget or one above
-/// max_budget_bytes / max_budget_tokens.
+/// invalid_argument for a window of 0 days, max_packages 0 or above
+/// max_orient_packages, a zero budget or one above max_budget_bytes /
+/// max_budget_tokens.
 inline result<orientation> orient(const store& s, const std::string& project_id, const orient_options& options = {}) {
   const project* target = s.find_project(project_id);
   if (target == nullptr) return unexpected(project_not_found(project_id));
   if (options.window_days == 0) return fail(errc::invalid_argument, "window_days must be at least 1");
+  if (options.max_packages == 0 || options.max_packages > max_orient_packages) {
+    return fail(errc::invalid_argument, "max_packages must be from 1 to " + std::to_string(max_orient_packages));
+  }
   if ((options.max_bytes && *options.max_bytes == 0) || (options.max_tokens && *options.max_tokens == 0)) {
     return fail(errc::invalid_argument, "the budget must be at least 1");
   }
@@ -164,12 +186,15 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
   const std::string now = s.now_text();
   const std::uint64_t now_ms = parse_rfc3339_utc_ms(now).value_or(0);
   auto packages = detail::recent_packages(s, project_id, detail::window_start_ms(now_ms, options.window_days), true);
-  if (packages.size() > options.max_packages) packages.resize(options.max_packages);
+  orientation out;
+  if (packages.size() > options.max_packages) {
+    out.packages_beyond_limit = packages.size() - options.max_packages;
+    packages.resize(options.max_packages);
+  }
   const auto questions = detail::collect_questions(packages);
   const auto facts = s.facts(project_id);
 
   json::canonicalizer c;
-  orientation out;
   std::optional<std::size_t> budget = options.max_bytes;
   if (options.max_tokens) {
     budget = std::min(budget.value_or(SIZE_MAX), *options.max_tokens * 4);
@@ -187,57 +212,106 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
       if (keep_fact[i]) active.push_back(facts[i]->wire);
     }
     for (std::size_t i = 0; i < questions.size(); ++i) {
-      if (keep_question[i]) open.emplace_back(questions[i].first);
+      if (keep_question[i]) open.emplace_back(questions[i].text);
     }
-    return json::value(json::value::object_type{{"project", target->wire},
-                                                {"recent_packages", std::move(recent)},
-                                                {"active_facts", std::move(active)},
-                                                {"open_questions", std::move(open)},
-                                                {"window_days", options.window_days},
-                                                {"generated_at", now}});
+    json::value bundle = json::value::object_type{{"project", target->wire},
+                                                  {"recent_packages", std::move(recent)},
+                                                  {"active_facts", std::move(active)},
+                                                  {"open_questions", std::move(open)},
+                                                  {"window_days", options.window_days},
+                                                  {"generated_at", now}};
+    if (out.packages_beyond_limit != 0) {
+      bundle.set("x-agentctx-limit", json::value::object_type{{"max_packages", options.max_packages},
+                                                              {"packages_left_out", out.packages_beyond_limit}});
+    }
+    return bundle;
+  };
+  // The budget report, with the sizes it states.
+  const auto report = [&](std::size_t bytes, bool over) {
+    json::value r = json::value::object_type{
+        {"max_bytes", *budget},
+        {"bytes", bytes},
+        {"estimated_tokens", estimate_tokens(bytes)},
+        {"omitted_packages", json::value::array_type(out.omitted_packages.begin(), out.omitted_packages.end())},
+        {"omitted_open_questions", out.omitted_open_questions},
+        {"omitted_facts", out.omitted_facts}};
+    if (over) r.set("over_budget", true);
+    return r;
   };
 
   if (budget) {
-    // Item sizes are additive (each adds its bytes and a comma), so trim on
-    // sizes and build once.
+    // The bundle's size is known exactly without building it again for
+    // each item left out: the bundle with every array empty and a report
+    // of zeros, plus each array's items and the commas between them, plus
+    // the report's omitted ids and the digits its numbers add.
     enum kind_order { package_kind = 0, question_kind = 1, fact_kind = 2 };
     struct item {
       int significance;
       std::uint64_t age_key;  // smaller = older
       int kind;
       std::size_t index;
-      std::size_t bytes;
+      std::size_t bytes;  // of its compact JSON, without a comma
     };
     std::vector<item> items;
-    std::size_t total = detail::compact_size(build(), c);
+    std::size_t kept_bytes[3] = {0, 0, 0};
+    std::size_t kept_count[3] = {packages.size(), questions.size(), facts.size()};
     for (std::size_t i = 0; i < packages.size(); ++i) {
       items.push_back({packages[i]->package.significance, packages[i]->package.created_at_ms, package_kind, i,
-                       detail::compact_size(packages[i]->package.wire, c) + 1});
+                       detail::compact_size(packages[i]->package.wire, c)});
     }
     for (std::size_t i = 0; i < questions.size(); ++i) {
-      // A question is as old as its position among the newest-first packages says.
-      items.push_back({questions[i].second, UINT64_MAX - i, question_kind, i,
-                       detail::compact_size(json::value(questions[i].first), c) + 1});
+      // A question is as old as the newest package that asks it.
+      items.push_back({questions[i].significance, questions[i].newest_ms, question_kind, i,
+                       detail::compact_size(json::value(questions[i].text), c)});
     }
     for (std::size_t i = 0; i < facts.size(); ++i) {
       items.push_back({detail::fact_significance(*facts[i]), facts[i]->valid_from_ms, fact_kind, i,
-                       detail::compact_size(facts[i]->wire, c) + 1});
+                       detail::compact_size(facts[i]->wire, c)});
     }
+    for (const item& it : items) kept_bytes[it.kind] += it.bytes;
     std::sort(items.begin(), items.end(), [](const item& a, const item& b) {
       if (a.significance != b.significance) return a.significance < b.significance;
       if (a.age_key != b.age_key) return a.age_key < b.age_key;
       if (a.kind != b.kind) return a.kind < b.kind;
       return a.index < b.index;
     });
-    // Room for the report itself: its fixed text plus the omitted ids.
-    std::size_t report_bytes = 160;
+    std::fill(keep_package.begin(), keep_package.end(), false);
+    std::fill(keep_question.begin(), keep_question.end(), false);
+    std::fill(keep_fact.begin(), keep_fact.end(), false);
+    json::value empty = build();
+    empty.set("x-agentctx-budget", report(0, false));
+    const std::size_t base = detail::compact_size(empty, c);
+    std::fill(keep_package.begin(), keep_package.end(), true);
+    std::fill(keep_question.begin(), keep_question.end(), true);
+    std::fill(keep_fact.begin(), keep_fact.end(), true);
+    std::size_t omitted_id_bytes = 0;
+    const auto digits = [](std::size_t n) {
+      std::size_t d = 1;
+      for (; n >= 10; n /= 10) ++d;
+      return d;
+    };
+    const auto commas = [](std::size_t count) { return count == 0 ? 0 : count - 1; };
+    const auto size_now = [&] {
+      std::size_t rest = base;
+      for (int k = 0; k < 3; ++k) rest += kept_bytes[k] + commas(kept_count[k]);
+      rest += omitted_id_bytes + commas(out.omitted_packages.size());
+      rest += digits(out.omitted_open_questions) - 1 + digits(out.omitted_facts) - 1;
+      // The report states the bundle's own size: settle its digits.
+      std::size_t bytes = rest;
+      for (;;) {
+        const std::size_t next = rest + digits(bytes) - 1 + digits(estimate_tokens(bytes)) - 1;
+        if (next == bytes) return bytes;
+        bytes = next;
+      }
+    };
     for (const item& it : items) {
-      if (total + report_bytes <= *budget) break;
-      total -= it.bytes;
+      if (size_now() <= *budget) break;
+      kept_bytes[it.kind] -= it.bytes;
+      --kept_count[it.kind];
       if (it.kind == package_kind) {
         keep_package[it.index] = false;
         out.omitted_packages.push_back(packages[it.index]->package.package_id);
-        report_bytes += packages[it.index]->package.package_id.size() + 3;
+        omitted_id_bytes += detail::compact_size(json::value(out.omitted_packages.back()), c);
       } else if (it.kind == question_kind) {
         keep_question[it.index] = false;
         ++out.omitted_open_questions;
@@ -246,33 +320,20 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
         ++out.omitted_facts;
       }
     }
+    // Over only when every item is left out and the rest still exceeds the
+    // budget: the mark is added then, so it never pushes a bundle over.
+    out.over_budget = size_now() > *budget;
   }
   out.bundle = build();
   if (budget) {
-    json::value::array_type omitted(out.omitted_packages.begin(), out.omitted_packages.end());
-    json::value report = json::value::object_type{{"max_bytes", *budget},
-                                                  {"bytes", 0},
-                                                  {"estimated_tokens", 0},
-                                                  {"omitted_packages", std::move(omitted)},
-                                                  {"omitted_open_questions", out.omitted_open_questions},
-                                                  {"omitted_facts", out.omitted_facts}};
-    out.bundle.set("x-agentctx-budget", report);
-    // The size includes the report; two passes settle its own digits.
-    const auto settle = [&] {
-      for (int pass = 0; pass < 2; ++pass) {
-        const std::size_t bytes = detail::compact_size(out.bundle, c);
-        json::value* r = out.bundle.find("x-agentctx-budget");
-        r->set("bytes", bytes);
-        r->set("estimated_tokens", estimate_tokens(bytes));
-      }
-    };
-    settle();
-    if (detail::compact_size(out.bundle, c) > *budget) {
-      // Only a bundle already over (its fixed part alone exceeds the
-      // budget) carries the mark, so the mark never pushes one over.
-      out.over_budget = true;
-      out.bundle.find("x-agentctx-budget")->set("over_budget", true);
-      settle();
+    out.bundle.set("x-agentctx-budget", report(0, out.over_budget));
+    // The report states the size of the bundle that holds it: settle its digits.
+    std::size_t bytes = 0;
+    for (std::size_t stated = SIZE_MAX; stated != bytes;) {
+      stated = bytes;
+      bytes = detail::compact_size(out.bundle, c);
+      out.bundle.find("x-agentctx-budget")->set("bytes", bytes);
+      out.bundle.find("x-agentctx-budget")->set("estimated_tokens", estimate_tokens(bytes));
     }
   }
   out.bytes = detail::compact_size(out.bundle, c);
@@ -322,8 +383,10 @@ inline result<json::value> orchestrate(const store& s, const orchestrate_options
     for (const fact* f : facts) active_facts.push_back(f->wire);
     recent.insert(recent.end(), packages.begin(), packages.end());
   }
-  std::stable_sort(recent.begin(), recent.end(), [](const stored_package* a, const stored_package* b) {
-    return a->package.created_at_ms > b->package.created_at_ms;
+  // Newest first across the projects too; equal created_at: the later deposit first.
+  std::sort(recent.begin(), recent.end(), [](const stored_package* a, const stored_package* b) {
+    if (a->package.created_at_ms != b->package.created_at_ms) return a->package.created_at_ms > b->package.created_at_ms;
+    return a->sequence > b->sequence;
   });
 
   json::value::array_type decisions, handoffs, awaiting, significant, questions;
@@ -349,7 +412,7 @@ inline result<json::value> orchestrate(const store& s, const orchestrate_options
     significant.push_back(json::value::object_type{
         {"package_id", p.package_id}, {"title", p.title}, {"significance", p.significance}, {"created_at", p.created_at}});
   }
-  for (const auto& [q, significance] : detail::collect_questions(recent)) questions.emplace_back(q);
+  for (detail::open_question& q : detail::collect_questions(recent)) questions.emplace_back(std::move(q.text));
   json::value::object_type type_counts, status_counts;
   for (const auto& [k, n] : by_type) type_counts.emplace_back(k, n);
   for (const auto& [k, n] : by_status) status_counts.emplace_back(k, n);

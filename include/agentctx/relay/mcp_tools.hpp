@@ -225,7 +225,7 @@ inline mcp::json_schema orient_input_schema(unsigned max_days) {
   return json_schema::object()
       .required_property("project_id", id_schema("The project"))
       .property("window_days", window_schema(max_days))
-      .property("max_packages", json_schema::integer().minimum(1).maximum(10'000).default_json("50").description(
+      .property("max_packages", json_schema::integer().minimum(1).maximum(max_orient_packages).default_json("50").description(
                                     "The most recent packages to include at most (default 50)"))
       .property("max_bytes",
                 json_schema::integer()

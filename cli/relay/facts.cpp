@@ -24,15 +24,15 @@ struct facts_options : common_options {
 };
 
 int run_facts(const facts_options& o) {
-  std::optional<std::uint64_t> at_ms;
+  std::optional<agentctx::utc_instant> at;
   if (o.at) {
-    auto parsed = agentctx::parse_rfc3339_utc_ms(*o.at);
+    auto parsed = agentctx::parse_rfc3339_utc_instant(*o.at);
     if (!parsed) return usage_error(o, "--at: " + parsed.error().message);
-    at_ms = *parsed;
+    at = std::move(*parsed);
   }
   return with_reader(o, [&](const relay::store& s) {
     if (auto p = existing_project(s, o.project); !p) return report_error(o, p.error());
-    const std::vector<const relay::fact*> facts = s.facts(o.project, at_ms);
+    const std::vector<const relay::fact*> facts = s.facts(o.project, at);
     if (o.json) {
       return print_json([&](json::writer& w) {
         w.begin_object();

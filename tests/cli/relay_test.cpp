@@ -1040,6 +1040,21 @@ TEST_CASE("relay facts lists the current facts by default, also one whose valid_
   CHECK(now.out.starts_with("site status = draft  (from 2020-01-01T00:00:00Z to 2030-01-01T00:00:00Z)  fact_"));
   const run_result help = f.run({"facts", "--help"});
   CHECK(contains(help.out, "default: the current facts, those not ended, including one whose valid_from is still"));
+
+  // Times finer than a millisecond count: 0.0001 s is before 0.0009 s.
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "job", "--predicate", "state", "--value",
+                             "queued", "--valid-from", "2026-01-01T00:00:00.0009Z"}));
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "job", "--predicate", "state", "--value", "done",
+                       "--valid-from", "2026-01-01T00:00:00.0001Z"}),
+                exit_invalid_schema, "is earlier than the current fact's valid_from");
+  CHECK(f.run({"facts", "--project", "proj_demo", "--at", "2026-01-01T00:00:00.0005Z"}).out.find("job state") ==
+        std::string::npos);
+  CHECK(contains(f.run({"facts", "--project", "proj_demo", "--at", "2026-01-01T00:00:00.0009Z"}).out,
+                 "job state = queued"));
+  // Before 1970 is refused as such.
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "job", "--predicate", "state", "--value", "old",
+                       "--valid-from", "1969-12-31T23:59:59Z"}),
+                exit_invalid_schema, "must be an RFC 3339 UTC timestamp from 1970 on");
 }
 
 TEST_CASE("relay export --json needs -o; import reads any readable file and refuses what is no export") {

@@ -8,12 +8,14 @@
 #include <vector>
 
 #include "agentctx/core/time.hpp"
+#include "support/result_checks.hpp"
 
 namespace core_time_test {
 
 using agentctx::format_rfc3339_utc_ms;
 using agentctx::max_rfc3339_unix_ms;
 using agentctx::parse_rfc3339_utc_ms;
+using test_support::require_value;
 
 TEST_CASE("formatting shows UTC with three fraction digits") {
   struct row {
@@ -145,6 +147,39 @@ TEST_CASE("parsing rejects malformed text and impossible dates") {
     CHECK(parsed.error().code == agentctx::errc::invalid_argument);
     CHECK(parsed.error().message.find("invalid RFC 3339 timestamp") == 0);
   }
+}
+
+TEST_CASE("instants keep the fraction past milliseconds and order as the times they name") {
+  const auto at = [](std::string_view text) { return require_value(agentctx::parse_rfc3339_utc_instant(text)); };
+  const std::uint64_t base = require_value(agentctx::parse_rfc3339_utc_ms("2026-01-01T00:00:00Z"));
+  CHECK(at("2026-01-01T00:00:00Z") == agentctx::utc_instant{base, ""});
+  CHECK(at("2026-01-01T00:00:00.0001Z") == agentctx::utc_instant{base, "1"});
+  CHECK(at("2026-01-01T00:00:00.00010Z") == at("2026-01-01T00:00:00.0001Z"));  // trailing zeros say nothing
+  CHECK(at("2026-01-01T00:00:00.000000Z") == at("2026-01-01T00:00:00Z"));
+  CHECK(at("2026-01-01T00:00:00.123456789Z") == agentctx::utc_instant{base + 123, "456789"});
+  CHECK(at("2026-01-01T01:00:00.0005+01:00") == agentctx::utc_instant{base, "5"});
+  // A leap second is the last millisecond of its minute, however it is written.
+  CHECK(at("2016-12-31T23:59:60.5Z") == at("2016-12-31T23:59:59.999Z"));
+  // In increasing order, each pair compared both ways and with itself.
+  const char* increasing[] = {"2026-01-01T00:00:00Z",          "2026-01-01T00:00:00.00000001Z",
+                              "2026-01-01T00:00:00.0000001Z",  "2026-01-01T00:00:00.00001Z",
+                              "2026-01-01T00:00:00.0001Z",     "2026-01-01T00:00:00.00015Z",
+                              "2026-01-01T00:00:00.0009Z",     "2026-01-01T00:00:00.00099999999999Z",
+                              "2026-01-01T00:00:00.001Z",      "2026-01-01T00:00:00.0010000000001Z",
+                              "2026-01-01T00:00:00.5Z",        "2026-01-01T00:00:01Z"};
+  for (std::size_t i = 0; i < std::size(increasing); ++i) {
+    CAPTURE(increasing[i]);
+    CHECK(at(increasing[i]) == at(increasing[i]));
+    for (std::size_t j = i + 1; j < std::size(increasing); ++j) {
+      CAPTURE(increasing[j]);
+      CHECK(at(increasing[i]) < at(increasing[j]));
+      CHECK(at(increasing[j]) > at(increasing[i]));
+    }
+  }
+  // The millisecond reading is the instant's, truncated as before.
+  CHECK(require_value(agentctx::parse_rfc3339_utc_ms("2026-01-01T00:00:00.0009Z")) == base);
+  CHECK_FALSE(agentctx::parse_rfc3339_utc_instant("2026-01-01T00:00:00.Z").has_value());
+  CHECK_FALSE(agentctx::parse_rfc3339_utc_instant("1969-12-31T23:59:59.9999Z").has_value());
 }
 
 TEST_CASE("format and parse round-trip") {

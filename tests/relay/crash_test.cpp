@@ -124,7 +124,7 @@ void check_against(io::memory_file_system& memory, const oracle& log, const std:
       for (std::size_t i = 0; i < history.size(); ++i) {
         current += history[i]->is_current();
         if (i + 1 < history.size()) {
-          expect(!history[i]->is_current() && history[i]->valid_to_ms <= history[i + 1]->valid_from_ms + 0,
+          expect(!history[i]->is_current() && history[i]->valid_to_at <= history[i + 1]->valid_from_at,
                  "history of " + key + " out of order");
         }
       }

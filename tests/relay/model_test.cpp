@@ -203,8 +203,8 @@ TEST_CASE("facts: the section 7.5 example reads; each constraint is checked") {
   CHECK(f.is_current());
   CHECK(f.value == "97.0");
   CHECK(f.asserted_by->id == "jordan");
-  CHECK(f.holds_at(f.valid_from_ms));
-  CHECK_FALSE(f.holds_at(f.valid_from_ms - 1));
+  CHECK(f.holds_at(f.valid_from_at));
+  CHECK_FALSE(f.holds_at(agentctx::utc_instant{f.valid_from_at.ms - 1, {}}));
 
   struct bad {
     const char* text;

@@ -179,7 +179,7 @@ TEST_CASE("assert_fact supersedes atomically; the identical value is a no-op; an
   CHECK(earlier.error().code == errc::invalid_argument);
   CHECK(earlier.error().message.find("earlier than the current fact") != std::string::npos);
 
-  const auto at = [](const char* t) { return *agentctx::parse_rfc3339_utc_ms(t); };
+  const auto at = [](const char* t) { return *agentctx::parse_rfc3339_utc_instant(t); };
   CHECK(store.fact_at("proj_demo", "dashboard", "status", at("2026-04-01T00:00:00Z"))->value == "draft");
   CHECK(store.fact_at("proj_demo", "dashboard", "status", at("2026-04-09T23:59:59Z"))->value == "draft");
   CHECK(store.fact_at("proj_demo", "dashboard", "status", at("2026-04-10T00:00:00Z"))->value == "live");
@@ -261,9 +261,43 @@ TEST_CASE("after an invalidation a new fact may not start while the ended one he
   // From the moment it ended (valid_to is exclusive) or later is accepted,
   // and each time has at most one fact.
   CHECK(require_value(store.assert_fact(assertion("live", ended_at))).changed);
-  const auto at = [](const std::string& t) { return *agentctx::parse_rfc3339_utc_ms(t); };
+  const auto at = [](const std::string& t) { return *agentctx::parse_rfc3339_utc_instant(t); };
   CHECK(store.fact_at("proj_demo", "dashboard", "status", at("2026-03-01T00:00:00Z"))->value == "draft");
   CHECK(store.fact_at("proj_demo", "dashboard", "status", at(ended_at))->value == "live");
+}
+
+TEST_CASE("facts are ordered by their times exactly, fraction digits past milliseconds included") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  require_value(store.assert_fact(assertion("one", "2026-01-01T00:00:00.0009Z")));
+  // 0.0001 s is earlier than 0.0009 s, though both are in millisecond 0.
+  auto earlier = store.assert_fact(assertion("two", "2026-01-01T00:00:00.0001Z"));
+  REQUIRE_FALSE(earlier.has_value());
+  CHECK(earlier.error().code == errc::invalid_argument);
+  CHECK(earlier.error().message.find("is earlier than the current fact's valid_from") != std::string::npos);
+  // The same time written with more digits is not earlier: it supersedes,
+  // and the fact it ends never held.
+  require_value(store.assert_fact(assertion("two", "2026-01-01T00:00:00.000900Z")));
+  require_value(store.assert_fact(assertion("three", "2026-01-01T00:00:00.00095Z")));
+  const auto history = store.history("proj_demo", "dashboard", "status");
+  REQUIRE(history.size() == 3);
+  CHECK(history[0]->never_held());
+  for (const relay::fact* f : history) CHECK_FALSE((f->valid_to && f->valid_to_at < f->valid_from_at));
+  const auto value_at = [&](const char* t) -> std::string {
+    const relay::fact* f = store.fact_at("proj_demo", "dashboard", "status", *agentctx::parse_rfc3339_utc_instant(t));
+    return f == nullptr ? "(none)" : f->value;
+  };
+  CHECK(value_at("2026-01-01T00:00:00Z") == "(none)");
+  CHECK(value_at("2026-01-01T00:00:00.0008Z") == "(none)");
+  CHECK(value_at("2026-01-01T00:00:00.0009Z") == "two");
+  CHECK(value_at("2026-01-01T00:00:00.00094999Z") == "two");
+  CHECK(value_at("2026-01-01T00:00:00.00095Z") == "three");
+  CHECK(store.facts("proj_demo", *agentctx::parse_rfc3339_utc_instant("2026-01-01T00:00:00.0005Z")).empty());
+  // Reopened, the log reads the same.
+  auto reader = open_store(fs, true);
+  CHECK(reader.fact_at("proj_demo", "dashboard", "status", *agentctx::parse_rfc3339_utc_instant("2026-01-01T00:00:00.0009Z"))
+            ->value == "two");
+  CHECK(reader.history("proj_demo", "dashboard", "status")[0]->never_held());
 }
 
 TEST_CASE("a fact asserted from a package is attributed to the package's author by default") {

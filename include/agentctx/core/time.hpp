@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -136,6 +137,30 @@ inline std::string format_rfc3339_utc_ms(std::uint64_t unix_ms) {
   return out;
 }
 
+/// An instant read from RFC 3339 text exactly: Unix milliseconds, and the
+/// digits of the second's fraction past the third without trailing zeros
+/// ("12:00:00.0001Z" is {ms, "1"}, "12:00:00.00010Z" the same, ".001Z"
+/// {ms + 1, ""}). Instants order as the times they name, however many
+/// fraction digits their texts have: by ms, then by `finer` compared as
+/// text (with no trailing zeros, a shorter run of digits that is a prefix of
+/// a longer one is the earlier time, and otherwise the first differing digit
+/// decides).
+struct utc_instant {
+  std::uint64_t ms = 0;
+  std::string finer;
+
+  friend bool operator==(const utc_instant&, const utc_instant&) = default;
+  friend std::strong_ordering operator<=>(const utc_instant& a, const utc_instant& b) noexcept {
+    if (a.ms != b.ms) return a.ms <=> b.ms;
+    return a.finer.compare(b.finer) <=> 0;
+  }
+};
+
+/// Parses an RFC 3339 date-time exactly, as parse_rfc3339_utc_ms() does but
+/// keeping the fraction digits past milliseconds (utc_instant::finer). A
+/// leap second is the last millisecond of its minute, with no finer digits.
+inline result<utc_instant> parse_rfc3339_utc_instant(std::string_view text);
+
 /// Parses an RFC 3339 date-time (section 5.6) into Unix milliseconds:
 ///   YYYY-MM-DD "T" hh:mm:ss [ "." 1*DIGIT ] ( "Z" / ("+" / "-") hh:mm )
 /// "T" and "Z" may be lowercase. Offsets other than Z / +00:00 / -00:00 are
@@ -156,6 +181,12 @@ inline std::string format_rfc3339_utc_ms(std::uint64_t unix_ms) {
 /// after year 9999 that an offset produces (9999-12-31T23:30:00-01:00) are
 /// returned as they are, although format_rfc3339_utc_ms() clamps them.
 inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
+  auto instant = parse_rfc3339_utc_instant(text);
+  if (!instant) return unexpected(std::move(instant).error());
+  return instant->ms;
+}
+
+inline result<utc_instant> parse_rfc3339_utc_instant(std::string_view text) {
   auto bad = [text](std::string_view why) {
     std::string message = "invalid RFC 3339 timestamp " + quote_for_message(text, 64) + ": ";
     message += why;
@@ -172,13 +203,19 @@ inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
   if (minute > 59) return bad("minute out of range");
   if (second > 60) return bad("second out of range");
   unsigned millisecond = 0;
+  std::string finer;
   if (in.literal('.')) {
     std::size_t fraction_digits = 0;
     for (unsigned digit = 0; in.digits(1, digit); ++fraction_digits) {
-      if (fraction_digits < 3) millisecond = millisecond * 10 + digit;
+      if (fraction_digits < 3) {
+        millisecond = millisecond * 10 + digit;
+      } else {
+        finer += static_cast<char>('0' + digit);
+      }
     }
     if (fraction_digits == 0) return bad("expected a digit after '.'");
     for (std::size_t i = fraction_digits; i < 3; ++i) millisecond *= 10;
+    while (!finer.empty() && finer.back() == '0') finer.pop_back();
   }
   std::int64_t offset_minutes = 0;
   if (!in.literal_of('Z', 'z')) {
@@ -197,6 +234,7 @@ inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
   if (leap_second) {
     second = 59;
     millisecond = 999;
+    finer.clear();
   }
   const std::int64_t local_seconds = detail::days_from_civil(year, month, day) * 86'400 + hour * 3'600 + minute * 60 + second;
   const std::int64_t utc_seconds = local_seconds - offset_minutes * 60;
@@ -209,7 +247,7 @@ inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
     }
   }
   if (utc_seconds < 0) return bad("the instant is before 1970-01-01T00:00:00Z");
-  return static_cast<std::uint64_t>(utc_seconds) * 1'000 + millisecond;
+  return utc_instant{static_cast<std::uint64_t>(utc_seconds) * 1'000 + millisecond, std::move(finer)};
 }
 
 /// A calendar date, as parse_calendar_date reads it.

@@ -265,7 +265,7 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
                        detail::compact_size(json::value(questions[i].text), c)});
     }
     for (std::size_t i = 0; i < facts.size(); ++i) {
-      items.push_back({detail::fact_significance(*facts[i]), facts[i]->valid_from_ms, fact_kind, i,
+      items.push_back({detail::fact_significance(*facts[i]), facts[i]->valid_from_at.ms, fact_kind, i,
                        detail::compact_size(facts[i]->wire, c)});
     }
     for (const item& it : items) kept_bytes[it.kind] += it.bytes;

@@ -247,9 +247,9 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
   std::map<std::pair<std::string, std::string>, json::value> planned_wire;  // package state as planned
   std::set<std::pair<std::string, std::string>> planned_current_keys;
   std::set<std::string> planned_fact_ids;
-  // key -> [valid_from, valid_to) of the facts planned so far (valid_to of a
-  // current fact: the largest value), so that no time gets two facts.
-  std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::uint64_t, std::uint64_t>>> planned_spans;
+  // key -> the facts planned so far that held for a while, so that no time
+  // gets two facts.
+  std::map<std::pair<std::string, std::string>, std::vector<fact>> planned_facts;
 
   line_cursor lines(text);
   std::string_view line;
@@ -490,27 +490,23 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       // A fact that held for a while (valid_to after valid_from) must not
       // hold at a time another fact of its key held, in the store or in
       // the import.
-      const std::uint64_t from = f->valid_from_ms;
-      const std::uint64_t to = f->end_ms();
-      if (from < to) {
-        const auto overlap = [&](std::uint64_t other_from, std::uint64_t other_to) {
-          return other_from < other_to && from < other_to && other_from < to;
-        };
+      if (!f->never_held()) {
         const std::string overlapping = where + "fact " + quote_for_message(f->fact_id) + " would hold at the same time as ";
         for (const fact* held : s.history(f->project_id, f->subject, f->predicate)) {
-          if (overlap(held->valid_from_ms, held->end_ms())) {
+          if (f->overlaps(*held)) {
             return fail(errc::already_exists, overlapping + "fact " + quote_for_message(held->fact_id) + " of (" +
                                                   f->subject + ", " + f->predicate + ")");
           }
         }
-        auto& spans = planned_spans[{f->project_id + '\n' + f->subject, f->predicate}];
-        for (const auto& [other_from, other_to] : spans) {
-          if (overlap(other_from, other_to)) {
+        auto& planned = planned_facts[{f->project_id + '\n' + f->subject, f->predicate}];
+        for (const fact& other : planned) {
+          if (f->overlaps(other)) {
             return bad("fact " + quote_for_message(f->fact_id) + " would hold at the same time as another fact of (" +
                        f->subject + ", " + f->predicate + ") in the import");
           }
         }
-        spans.emplace_back(from, to);
+        f->wire = json::value();  // only its span is needed
+        planned.push_back(std::move(*f));
       }
       plan.push_back({line_number, json::value::object_type{{"type", "fact"}, {"fact", *wire}}});
       ++report.facts;

@@ -523,11 +523,11 @@ inline mcp::tool_result query_facts_tool(mcp_tool_state& state, simdjson::dom::o
   const std::optional<std::string> subject = string_argument(arguments, "subject");
   const std::optional<std::string> predicate = string_argument(arguments, "predicate");
   const std::optional<std::string> at = string_argument(arguments, "at");
-  std::optional<std::uint64_t> at_ms;
+  std::optional<utc_instant> at_instant;
   if (at) {
     auto parsed = member_reader::parse_utc_time("at", *at);
     if (!parsed) return argument_failure("relay_query_facts", parsed.error().message);
-    at_ms = *parsed;
+    at_instant = std::move(*parsed);
   }
   if (state.relay->find_project(project_id) == nullptr) {
     return protocol_failure(project_not_found(project_id));
@@ -537,9 +537,9 @@ inline mcp::tool_result query_facts_tool(mcp_tool_state& state, simdjson::dom::o
   };
   std::vector<const fact*> facts;
   std::string_view query = "current";
-  if (at_ms) {
+  if (at_instant) {
     query = "at";
-    for (const fact* f : state.relay->facts(project_id, at_ms)) {
+    for (const fact* f : state.relay->facts(project_id, at_instant)) {
       if (matches(f)) facts.push_back(f);
     }
   } else if (subject && predicate) {

@@ -171,23 +171,27 @@ struct fact {
   std::string predicate;
   std::string value;
   std::string valid_from;
-  std::uint64_t valid_from_ms = 0;
+  /// The instant valid_from names, exactly (fraction digits past
+  /// milliseconds included): facts of a key are ordered by these.
+  utc_instant valid_from_at;
   std::string created_at;
   std::uint64_t created_at_ms = 0;
   std::optional<std::string> valid_to;  ///< absent while current
-  std::uint64_t valid_to_ms = 0;        ///< meaningful when valid_to is set
+  utc_instant valid_to_at;              ///< meaningful when valid_to is set
   std::optional<std::string> source_package_id;
   double confidence = 1.0;
   std::optional<actor> asserted_by;
   std::vector<std::string> tags;
 
   bool is_current() const noexcept { return !valid_to.has_value(); }
-  /// The end of the validity span [valid_from, end): valid_to, or the
-  /// largest value while the fact is current.
-  std::uint64_t end_ms() const noexcept { return valid_to ? valid_to_ms : UINT64_MAX; }
   /// valid_from <= t < valid_to (an absent valid_to is +infinity).
-  bool holds_at(std::uint64_t t_ms) const noexcept {
-    return valid_from_ms <= t_ms && (!valid_to || t_ms < valid_to_ms);
+  bool holds_at(const utc_instant& t) const noexcept { return valid_from_at <= t && (!valid_to || t < valid_to_at); }
+  /// Whether [valid_from, valid_to) holds no time (it never held).
+  bool never_held() const noexcept { return valid_to && valid_to_at <= valid_from_at; }
+  /// Whether the spans of this fact and `other` share a time.
+  bool overlaps(const fact& other) const noexcept {
+    if (never_held() || other.never_held()) return false;
+    return (!other.valid_to || valid_from_at < other.valid_to_at) && (!valid_to || other.valid_from_at < valid_to_at);
   }
 };
 
@@ -289,17 +293,17 @@ class member_reader {
     return out;
   }
 
-  /// A required RFC 3339 UTC timestamp: its text and milliseconds.
-  result<std::pair<std::string, std::uint64_t>> required_time(std::string_view name) const {
+  /// A required RFC 3339 UTC timestamp: its text and the instant it names.
+  result<std::pair<std::string, utc_instant>> required_time(std::string_view name) const {
     auto text = required_string(name);
     if (!text) return unexpected(std::move(text).error());
-    auto ms = parse_utc_time(where(name), *text);
-    if (!ms) return unexpected(std::move(ms).error());
-    return std::pair<std::string, std::uint64_t>(std::move(*text), *ms);
+    auto at = parse_utc_time(where(name), *text);
+    if (!at) return unexpected(std::move(at).error());
+    return std::pair<std::string, utc_instant>(std::move(*text), std::move(*at));
   }
 
-  result<std::optional<std::pair<std::string, std::uint64_t>>> optional_time(std::string_view name) const {
-    using out_type = std::optional<std::pair<std::string, std::uint64_t>>;
+  result<std::optional<std::pair<std::string, utc_instant>>> optional_time(std::string_view name) const {
+    using out_type = std::optional<std::pair<std::string, utc_instant>>;
     const json::value* v = get(name);
     if (v == nullptr) return out_type();
     auto t = required_time(name);
@@ -307,12 +311,14 @@ class member_reader {
     return out_type(std::move(*t));
   }
 
-  static result<std::uint64_t> parse_utc_time(const std::string& where, std::string_view text) {
-    auto ms = parse_rfc3339_utc_ms(text);
-    if (!ms) return schema_error(where, "must be an RFC 3339 UTC timestamp (got " + quote_for_message(text) + ")");
+  static result<utc_instant> parse_utc_time(const std::string& where, std::string_view text) {
+    auto at = parse_rfc3339_utc_instant(text);
+    if (!at) {
+      return schema_error(where, "must be an RFC 3339 UTC timestamp from 1970 on (got " + quote_for_message(text) + ")");
+    }
     const bool utc = text.ends_with('Z') || text.ends_with('z') || text.ends_with("+00:00") || text.ends_with("-00:00");
     if (!utc) return schema_error(where, "must be in UTC, ending in Z (got " + quote_for_message(text) + ")");
-    return *ms;
+    return at;
   }
 
   result<actor> required_actor(std::string_view name) const {
@@ -409,10 +415,10 @@ inline result<package> read_package(json::value wire) {
     const auto review = parse_review_type(text);
     if (!review) return detail::schema_error("review_type", "must be one of none, human, agent (got " + quote_for_message(text) + ")");
     p.review = *review;
-    std::pair<std::string, std::uint64_t> created;
+    std::pair<std::string, utc_instant> created;
     AGENTCTX_RELAY_READ(created, in.required_time("created_at"));
     p.created_at = std::move(created.first);
-    p.created_at_ms = created.second;
+    p.created_at_ms = created.second.ms;
     AGENTCTX_RELAY_READ(p.created_by, in.required_actor("created_by"));
 
     AGENTCTX_RELAY_READ(p.description, in.string_or_default("description"));
@@ -485,19 +491,19 @@ inline result<fact> read_fact(json::value wire) {
       return detail::schema_error("value", "must be a string (numbers are written as strings, e.g. \"97.0\")");
     }
     f.value = value->as_string();
-    std::pair<std::string, std::uint64_t> t;
+    std::pair<std::string, utc_instant> t;
     AGENTCTX_RELAY_READ(t, in.required_time("valid_from"));
     f.valid_from = std::move(t.first);
-    f.valid_from_ms = t.second;
+    f.valid_from_at = std::move(t.second);
     AGENTCTX_RELAY_READ(t, in.required_time("created_at"));
     f.created_at = std::move(t.first);
-    f.created_at_ms = t.second;
-    std::optional<std::pair<std::string, std::uint64_t>> until;
+    f.created_at_ms = t.second.ms;
+    std::optional<std::pair<std::string, utc_instant>> until;
     AGENTCTX_RELAY_READ(until, in.optional_time("valid_to"));
     if (until) {
-      if (until->second < f.valid_from_ms) return detail::schema_error("valid_to", "must not be before valid_from");
+      if (until->second < f.valid_from_at) return detail::schema_error("valid_to", "must not be before valid_from");
       f.valid_to = std::move(until->first);
-      f.valid_to_ms = until->second;
+      f.valid_to_at = std::move(until->second);
     }
     AGENTCTX_RELAY_READ(f.source_package_id, in.optional_string("source_package_id"));
     if (const json::value* c = in.get("confidence")) {
@@ -526,11 +532,11 @@ inline result<project> read_project(json::value wire) {
     AGENTCTX_RELAY_READ(name, in.optional_string("name"));
     p.name = name.value_or(p.project_id);
     AGENTCTX_RELAY_READ(p.description, in.string_or_default("description"));
-    std::pair<std::string, std::uint64_t> created;
+    std::pair<std::string, utc_instant> created;
     AGENTCTX_RELAY_READ(created, in.required_time("created_at"));
     p.created_at = std::move(created.first);
-    p.created_at_ms = created.second;
-    std::optional<std::pair<std::string, std::uint64_t>> archived;
+    p.created_at_ms = created.second.ms;
+    std::optional<std::pair<std::string, utc_instant>> archived;
     AGENTCTX_RELAY_READ(archived, in.optional_time("archived_at"));
     if (archived) p.archived_at = std::move(archived->first);
   }
@@ -553,11 +559,11 @@ inline result<session> read_session(json::value wire) {
     if (!parsed) return detail::schema_error("actor_type", "must be one of human, agent, script (got " + quote_for_message(type) + ")");
     s.type = *parsed;
     AGENTCTX_RELAY_READ(s.callsign, in.optional_string("callsign"));
-    std::pair<std::string, std::uint64_t> started;
+    std::pair<std::string, utc_instant> started;
     AGENTCTX_RELAY_READ(started, in.required_time("started_at"));
     s.started_at = std::move(started.first);
-    s.started_at_ms = started.second;
-    std::optional<std::pair<std::string, std::uint64_t>> ended;
+    s.started_at_ms = started.second.ms;
+    std::optional<std::pair<std::string, utc_instant>> ended;
     AGENTCTX_RELAY_READ(ended, in.optional_time("ended_at"));
     if (ended) s.ended_at = std::move(ended->first);
     AGENTCTX_RELAY_READ(s.packages_deposited, in.string_array("packages_deposited"));

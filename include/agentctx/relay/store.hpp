@@ -554,14 +554,14 @@ class store {
     std::optional<std::string> supersedes;
     if (const fact* current = current_fact(input.project_id, input.subject, input.predicate)) {
       if (current->value == input.value) return assert_outcome{current, false, std::nullopt};
-      if (checked->valid_from_ms < current->valid_from_ms) {
+      if (checked->valid_from_at < current->valid_from_at) {
         return fail(errc::invalid_argument, "valid_from " + quote_for_message(checked->valid_from) +
                                                 " is earlier than the current fact's valid_from " +
                                                 quote_for_message(current->valid_from));
       }
       supersedes = current->fact_id;
     } else if (const fact* last = latest_ended_fact(input.project_id, input.subject, input.predicate);
-               last != nullptr && checked->valid_from_ms < last->valid_to_ms) {
+               last != nullptr && checked->valid_from_at < last->valid_to_at) {
       // No current fact (the last was invalidated): the new fact must not
       // start while an earlier one held, or a time would have two facts.
       return fail(errc::invalid_argument, "valid_from " + quote_for_message(checked->valid_from) +
@@ -596,7 +596,7 @@ class store {
         {"type", "invalidate"},
         {"project_id", project_id},
         {"fact_ids", json::value::array_type{current->fact_id}},
-        {"valid_to", now < current->valid_from_ms ? current->valid_from : format_rfc3339_utc_ms(now)}};
+        {"valid_to", utc_instant{now, {}} < current->valid_from_at ? current->valid_from : format_rfc3339_utc_ms(now)}};
     AGENTCTX_TRY(commit(record));
     return std::size_t{1};
   }
@@ -620,19 +620,19 @@ class store {
     const fact* latest = nullptr;
     for (std::size_t index : *history) {
       const fact& f = facts_[index];
-      if (f.is_current() || f.valid_to_ms <= f.valid_from_ms) continue;
-      if (latest == nullptr || f.valid_to_ms > latest->valid_to_ms) latest = &f;
+      if (f.is_current() || f.never_held()) continue;
+      if (latest == nullptr || f.valid_to_at > latest->valid_to_at) latest = &f;
     }
     return latest;
   }
 
-  /// The fact of a key that held at `t_ms` (valid_from <= t < valid_to), or null.
+  /// The fact of a key that held at `t` (valid_from <= t < valid_to), or null.
   const fact* fact_at(const std::string& project_id, const std::string& subject, const std::string& predicate,
-                      std::uint64_t t_ms) const {
+                      const utc_instant& t) const {
     const auto* history = fact_history(project_id, subject, predicate);
     if (history == nullptr) return nullptr;
     for (auto it = history->rbegin(); it != history->rend(); ++it) {
-      if (facts_[*it].holds_at(t_ms)) return &facts_[*it];
+      if (facts_[*it].holds_at(t)) return &facts_[*it];
     }
     return nullptr;
   }
@@ -647,14 +647,14 @@ class store {
     return out;
   }
 
-  /// The current facts of a project (by subject, then predicate); at `t_ms`
-  /// when given, the facts that held then.
-  std::vector<const fact*> facts(const std::string& project_id, std::optional<std::uint64_t> t_ms = {}) const {
+  /// The current facts of a project (by subject, then predicate); at `t`
+  /// when given (parse_rfc3339_utc_instant), the facts that held then.
+  std::vector<const fact*> facts(const std::string& project_id, const std::optional<utc_instant>& t = {}) const {
     std::vector<const fact*> out;
     const auto* state = find_project_state(project_id);
     if (state == nullptr) return out;
     for (const auto& [key, indexes] : state->facts) {
-      const fact* f = t_ms ? fact_at(project_id, key.first, key.second, *t_ms)
+      const fact* f = t ? fact_at(project_id, key.first, key.second, *t)
                            : current_fact(project_id, key.first, key.second);
       if (f != nullptr) out.push_back(f);
     }
@@ -1634,7 +1634,7 @@ class store {
       if (supersedes != nullptr && current->fact_id != *supersedes) {
         return fail(errc::corrupt, "fact record supersedes the wrong fact");
       }
-      if (supersedes != nullptr && f->valid_from_ms < current->valid_from_ms) {
+      if (supersedes != nullptr && f->valid_from_at < current->valid_from_at) {
         return fail(errc::corrupt, "fact record starts before the fact it supersedes");
       }
     } else if (supersedes != nullptr) {
@@ -1642,7 +1642,7 @@ class store {
     }
     if (dry) return {};
     auto& history = projects_.at(f->project_id).facts[{f->subject, f->predicate}];
-    if (supersedes != nullptr) end_fact(facts_[history.back()], f->valid_from, f->valid_from_ms);
+    if (supersedes != nullptr) end_fact(facts_[history.back()], f->valid_from, f->valid_from_at);
     const std::size_t index = facts_.size();
     fact_by_id_[f->fact_id] = index;
     // History is in valid_from order with the current fact last; an ended
@@ -1650,7 +1650,7 @@ class store {
     auto at = history.end();
     if (!f->is_current()) {
       at = std::find_if(history.begin(), history.end(), [&](std::size_t i) {
-        return facts_[i].is_current() || facts_[i].valid_from_ms > f->valid_from_ms;
+        return facts_[i].is_current() || facts_[i].valid_from_at > f->valid_from_at;
       });
     }
     history.insert(at, index);
@@ -1658,9 +1658,9 @@ class store {
     return {};
   }
 
-  static void end_fact(fact& f, const std::string& at, std::uint64_t at_ms) {
+  static void end_fact(fact& f, const std::string& at, const utc_instant& at_instant) {
     f.valid_to = at;
-    f.valid_to_ms = at_ms;
+    f.valid_to_at = at_instant;
     f.wire.set("valid_to", at);
   }
 
@@ -1670,7 +1670,7 @@ class store {
     if (ids == nullptr || !ids->is_array() || valid_to == nullptr) {
       return fail(errc::corrupt, "invalidate record lacks a member");
     }
-    auto at = parse_rfc3339_utc_ms(*valid_to);
+    auto at = parse_rfc3339_utc_instant(*valid_to);
     if (!at) return fail(errc::corrupt, "invalidate record's valid_to is not a timestamp");
     std::vector<std::size_t> targets;
     for (const json::value& id : ids->as_array()) {
@@ -1687,8 +1687,8 @@ class store {
       // Logs written before invalidate_fact clamped its time may end a fact
       // that starts later: it ends where it starts.
       fact& f = facts_[index];
-      if (*at < f.valid_from_ms) {
-        end_fact(f, f.valid_from, f.valid_from_ms);
+      if (*at < f.valid_from_at) {
+        end_fact(f, f.valid_from, f.valid_from_at);
       } else {
         end_fact(f, *valid_to, *at);
       }

@@ -715,6 +715,11 @@ TEST_CASE("relay project and session commands") {
   f.deposit(package_text("pkg_s", "Outside a session"));
   std::string in_session = package_text("pkg_in", "Session work");
   in_session.replace(in_session.find("\"session_id\":null"), 17, "\"session_id\":\"" + session_id + "\"");
+  // A session's packages are its actor's: one naming it by another actor is not listed.
+  f.deposit(in_session.substr(0, in_session.find("pkg_in")) + "pkg_jordan" +
+            in_session.substr(in_session.find("pkg_in") + 6));
+  const std::string jordan = "\"id\":\"jordan\",\"type\":\"human\"";
+  in_session.replace(in_session.find(jordan), jordan.size(), "\"id\":\"claude\",\"type\":\"agent\"");
   f.deposit(in_session);
   const run_result sessions = f.run({"session", "list", "--project", "proj_demo"});
   check_clean_success(sessions);
@@ -726,6 +731,9 @@ TEST_CASE("relay project and session commands") {
   REQUIRE(deposited.size() == 1);
   CHECK(std::string(deposited.at(0).get_string().value()) == "pkg_in");
 
+  check_clean_success(f.run({"project", "archive", "proj_demo"}));
+  check_failure(f.run({"session", "end", session_id}), exit_archived, "project_archived");
+  check_clean_success(f.run({"project", "unarchive", "proj_demo"}));
   const run_result ended = f.run({"session", "end", session_id});
   check_clean_success(ended);
   CHECK(contains(ended.out, "  ended "));
@@ -739,11 +747,11 @@ TEST_CASE("relay project and session commands") {
   CHECK(f.run({"session", "list", "--project", "proj_two"}).out == "no sessions\n");
 
   auto shown = f.json(parser, {"project", "show", "proj_demo"});
-  CHECK(number_of(shown, "packages") == 2);
+  CHECK(number_of(shown, "packages") == 3);
   CHECK(number_of(shown, "sessions") == 1);
   const run_result show_text = f.run({"project", "show", "proj_demo"});
   check_clean_success(show_text);
-  CHECK(contains(show_text.out, "\n  The demo\n  2 packages (0 awaiting review), 0 current facts, 1 session\n"));
+  CHECK(contains(show_text.out, "\n  The demo\n  3 packages (0 awaiting review), 0 current facts, 1 session\n"));
   check_failure(f.run({"project", "show", "proj_nowhere"}), exit_not_found, "does not exist");
   check_failure(f.run({"project"}), exit_usage, "");
 }

@@ -226,6 +226,34 @@ TEST_CASE("invalidating a fact that starts in the future ends it where it starts
   CHECK(other.current_fact("proj_demo", "dashboard", "status")->value == "live");
 }
 
+TEST_CASE("invalidating a fact that is to supersede another later ends the other now: no fact of the key holds on") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);  // the clock reads 2026-04-18T20:00:01Z onwards
+  const std::string first =
+      require_value(store.assert_fact(assertion("v1", "2026-01-01T00:00:00Z"))).asserted->fact_id;
+  const std::string planned =
+      require_value(store.assert_fact(assertion("v2", "2030-01-01T00:00:00Z"))).asserted->fact_id;
+  CHECK(*store.find_fact(first)->valid_to == "2030-01-01T00:00:00Z");
+  CHECK(require_value(store.invalidate_fact("proj_demo", "dashboard", "status")) == 1);
+  const auto now = [&] { return *agentctx::parse_rfc3339_utc_instant(store.now_text()); };
+  // v1 ends now, not in 2030; v2 never held.
+  const std::string ended_at = *store.find_fact(first)->valid_to;
+  CHECK(ended_at.starts_with("2026-04-18T20:00:"));
+  CHECK(store.find_fact(planned)->never_held());
+  CHECK(store.fact_at("proj_demo", "dashboard", "status", now()) == nullptr);
+  CHECK(store.facts("proj_demo", now()).empty());
+  CHECK(store.fact_at("proj_demo", "dashboard", "status", *agentctx::parse_rfc3339_utc_instant("2026-02-01T00:00:00Z"))
+            ->value == "v1");
+  // So the key takes a new fact from now on, rather than only from 2030.
+  CHECK(require_value(store.assert_fact(assertion("v3"))).changed);
+  CHECK(store.current_fact("proj_demo", "dashboard", "status")->value == "v3");
+  // Reopened, the log reads the same.
+  auto reader = open_store(fs, true);
+  CHECK(*reader.find_fact(first)->valid_to == ended_at);
+  CHECK(reader.find_fact(planned)->never_held());
+  CHECK(reader.current_fact("proj_demo", "dashboard", "status")->value == "v3");
+}
+
 TEST_CASE("a log whose invalidate record ends a fact before it starts reads it as ended where it starts") {
   // Written by versions before invalidate_fact clamped its time.
   agentctx::io::memory_file_system fs;
@@ -360,6 +388,19 @@ TEST_CASE("latest orders by created_at, newest first, and honours the limit") {
   CHECK(require_value(store.latest("proj_demo", 100)).size() == 4);
   CHECK(store.latest("proj_nope").error().code == errc::not_found);
   CHECK(store.find_package("zzz").error().code == errc::not_found);
+}
+
+TEST_CASE("a session of an archived project cannot be ended until the project is restored") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  const std::string id = require_value(store.start_session("proj_demo", "claude", relay::actor_type::agent))->session_id;
+  require_value(store.set_archived("proj_demo", true));
+  auto refused = store.end_session(id);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::archived);
+  CHECK_FALSE(store.find_session(id)->ended_at.has_value());
+  require_value(store.set_archived("proj_demo", false));
+  CHECK(require_value(store.end_session(id))->ended_at.has_value());
 }
 
 TEST_CASE("sessions carry a callsign and the packages deposited in them") {
@@ -1262,19 +1303,20 @@ TEST_CASE("assert_fact: source_package_id must be a package of the project; asse
   CHECK(reader.find_fact(fact_id)->wire.find("asserted_by")->find("x-cb") != nullptr);
 }
 
-TEST_CASE("a session lists only its project's packages deposited while it was open") {
+TEST_CASE("a session lists only its actor's packages of its project deposited while it was open") {
   agentctx::io::memory_file_system fs;
   std::string id;
   {
     auto store = open_store(fs);
     id = require_value(store.start_session("proj_demo", "claude", relay::actor_type::agent))->session_id;
-    const auto in_session = [&](std::string package_id, std::string project) {
+    const auto in_session = [&](std::string package_id, std::string project, std::string actor = "claude") {
       auto p = package(std::move(package_id), std::move(project));
-      p.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", id}});
+      p.set("created_by", json::value::object_type{{"id", actor}, {"type", "agent"}, {"session_id", id}});
       return p;
     };
     require_value(store.deposit(in_session("pkg_b", "proj_demo")));
     require_value(store.deposit(in_session("pkg_elsewhere", "proj_other")));
+    require_value(store.deposit(in_session("pkg_other_actor", "proj_demo", "someone-else")));
     require_value(store.deposit(in_session("pkg_a", "proj_demo")));
     require_value(store.deposit(package("pkg_unrelated")));
     require_value(store.end_session(id));

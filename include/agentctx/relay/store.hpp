@@ -589,14 +589,13 @@ class store {
     }
     const fact* current = current_fact(project_id, subject, predicate);
     if (current == nullptr || (value && current->value != *value)) return std::size_t{0};
-    // A fact that starts in the future ends where it starts (it never held),
-    // so that valid_to is never before valid_from.
-    const std::uint64_t now = clock_();
-    json::value record = json::value::object_type{
-        {"type", "invalidate"},
-        {"project_id", project_id},
-        {"fact_ids", json::value::array_type{current->fact_id}},
-        {"valid_to", utc_instant{now, {}} < current->valid_from_at ? current->valid_from : format_rfc3339_utc_ms(now)}};
+    // From now on no fact of the key holds: one that starts later ends where
+    // it starts (it never held), and so the one it was to supersede ends
+    // now (apply_invalidate).
+    json::value record = json::value::object_type{{"type", "invalidate"},
+                                                  {"project_id", project_id},
+                                                  {"fact_ids", json::value::array_type{current->fact_id}},
+                                                  {"valid_to", format_rfc3339_utc_ms(clock_())}};
     AGENTCTX_TRY(commit(record));
     return std::size_t{1};
   }
@@ -696,12 +695,16 @@ class store {
     return &sessions_.at(id);
   }
 
-  /// Ends a session (sets ended_at). Errors: not_found; invalid_argument when already ended.
+  /// Ends a session (sets ended_at). Errors: not_found; invalid_argument when
+  /// already ended; archived (403 project_archived) when its project is.
   result<const session*> end_session(const std::string& session_id) {
     AGENTCTX_TRY(check_writable());
     auto it = sessions_.find(session_id);
     if (it == sessions_.end()) return fail(errc::not_found, "session " + quote_for_message(session_id) + " does not exist");
     if (it->second.ended_at) return fail(errc::invalid_argument, "session " + quote_for_message(session_id) + " has already ended");
+    if (find_project(it->second.project_id)->archived()) {
+      return fail(errc::archived, "project " + quote_for_message(it->second.project_id) + " is archived (project_archived)");
+    }
     json::value wire = it->second.wire;
     wire.set("ended_at", now_text());
     json::value record = json::value::object_type{{"type", "session"}, {"session", std::move(wire)}};
@@ -1553,13 +1556,15 @@ class store {
     by_package_id_[stored.package.package_id].push_back(index);
     projects_.at(stored.package.project_id).packages.push_back(index);
     if (const auto& session_id = stored.package.created_by.session_id) {
-      // Section 5.5: a session's packages are those its actor deposited in
-      // its project while it was open.
+      // Section 5.5: a session's packages are those its actor (the
+      // session's actor_id is the package's created_by.id) deposited in its
+      // project while it was open.
       // A session imported already ended by an earlier version, without its
       // list, lists its packages as that version did: whatever names it.
       auto open = sessions_.find(*session_id);
       if (open != sessions_.end() && open->second.project_id == stored.package.project_id &&
-          (!open->second.ended_at || listless_imports_.count(*session_id) != 0)) {
+          ((!open->second.ended_at && open->second.actor_id == stored.package.created_by.id) ||
+           listless_imports_.count(*session_id) != 0)) {
         session_package_list& list = session_packages_[*session_id];
         if (list.listed.insert(stored.package.package_id).second) list.ids.push_back(stored.package.package_id);
       }
@@ -1683,15 +1688,27 @@ class store {
       targets.push_back(it->second);
     }
     if (dry) return {};
-    for (std::size_t index : targets) {
-      // Logs written before invalidate_fact clamped its time may end a fact
-      // that starts later: it ends where it starts.
-      fact& f = facts_[index];
+    // From valid_to on, no fact of a named fact's key holds: the named
+    // (current) fact and any earlier one still holding then end at
+    // valid_to, or, starting after it, where they start (they never held).
+    // An earlier one holds then when the named fact starts after valid_to:
+    // it was to end where the named one starts.
+    const auto end_by = [&](fact& f) {
       if (*at < f.valid_from_at) {
         end_fact(f, f.valid_from, f.valid_from_at);
       } else {
         end_fact(f, *valid_to, *at);
       }
+    };
+    for (std::size_t index : targets) {
+      const fact& named = facts_[index];
+      if (*at < named.valid_from_at) {
+        for (std::size_t earlier : *fact_history(named.project_id, named.subject, named.predicate)) {
+          fact& f = facts_[earlier];
+          if (earlier != index && f.valid_to && *at < f.valid_to_at) end_by(f);
+        }
+      }
+      end_by(facts_[index]);
     }
     return {};
   }

@@ -541,6 +541,26 @@ TEST_CASE("relay export then import into a second store preserves every hash; ve
   CHECK(verified["ok"].get_bool().value());
   CHECK(array_of(verified, "quarantined").size() == 0);
 
+  // A later export brings the copy up to date: a new review step, a fact superseded, the session ended.
+  check_clean_success(f.run({"review", "--package", "pkg_b", "--status", "complete"}));
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "3"}));
+  auto sessions = f.json(parser, {"session", "list"});
+  check_clean_success(
+      f.run({"session", "end", std::string(array_of(sessions, "sessions").at(0)["session_id"].get_string().value())}));
+  const std::string newer = f.dir.path() + "/newer.ndjson";
+  check_clean_success(f.run({"export", "-o", newer}));
+  const run_result updated = second.run({"import", newer});
+  check_clean_success(updated);
+  CHECK(updated.out == "imported 0 projects, 1 session, 0 packages, 1 status change, 2 facts; skipped 7 lines the "
+                       "store already held\n");
+  const run_result copy = second.run({"export"});
+  CHECK(copy.out.substr(copy.out.find('\n')) == cli_test::read_file(newer).substr(cli_test::read_file(newer).find('\n')));
+  // Into a copy that reviewed the package otherwise, the newer export is a conflict (exit 5).
+  relay_fixture apart;
+  check_clean_success(apart.run({"import", backup}));
+  check_clean_success(apart.run({"review", "--package", "pkg_b", "--status", "revision_requested"}));
+  check_failure(apart.run({"import", newer}), exit_duplicate, "differs from the one the store holds");
+
   // A line that does not hash to its hash is refused, naming the line; nothing is written.
   std::string text = cli_test::read_file(backup);
   const std::size_t title = text.find("\"title\":\"First\"");

@@ -221,6 +221,64 @@ TEST_CASE("import ends a session the store holds open when the export has it end
   CHECK(differs.error().code == errc::already_exists);
 }
 
+TEST_CASE("import brings a store up to a later export of it: facts superseded or invalidated since end as exported") {
+  agentctx::io::memory_file_system fs;
+  auto source = require_value(relay::store::open(fs, "/r", test_options()));
+  const auto assertion = [](std::string subject, std::string value, std::string valid_from) {
+    relay::fact_assertion a;
+    a.project_id = "proj_demo";
+    a.subject = std::move(subject);
+    a.predicate = "status";
+    a.value = std::move(value);
+    a.valid_from = std::move(valid_from);
+    return a;
+  };
+  require_value(source.assert_fact(assertion("api", "v1", "2026-04-01T00:00:00Z")));
+  require_value(source.assert_fact(assertion("site", "up", "2026-04-02T00:00:00Z")));
+  std::string first;
+  require_ok(relay::export_ndjson(source, "", first));
+  agentctx::io::memory_file_system other;
+  auto target = require_value(relay::store::open(other, "/copy", test_options()));
+  require_value(relay::import_ndjson(target, first));
+
+  // Since: api's fact superseded, site's invalidated.
+  require_value(source.assert_fact(assertion("api", "v2", "2026-04-10T00:00:00.5Z")));
+  CHECK(require_value(source.invalidate_fact("proj_demo", "site", "status")) == 1);
+  std::string later;
+  require_ok(relay::export_ndjson(source, "", later));
+  auto report = require_value(relay::import_ndjson(target, later));
+  CHECK(report.facts == 3);  // api v1's end, api v2, site's end
+  CHECK(target.current_fact("proj_demo", "api", "status")->value == "v2");
+  CHECK(target.current_fact("proj_demo", "site", "status") == nullptr);
+  std::string copied;
+  require_ok(relay::export_ndjson(target, "", copied));
+  CHECK(copied.substr(copied.find('\n')) == later.substr(later.find('\n')));
+  auto reader_options = test_options();
+  reader_options.read_only = true;
+  auto reader = require_value(relay::store::open(other, "/copy", reader_options));
+  CHECK(*reader.history("proj_demo", "api", "status")[0]->valid_to == "2026-04-10T00:00:00.5Z");
+
+  // The older export into the store that is later now changes nothing.
+  auto older = require_value(relay::import_ndjson(target, first));
+  CHECK(older.facts == 0);
+  CHECK(target.current_fact("proj_demo", "api", "status")->value == "v2");
+
+  // A store that went on otherwise (api superseded at another time) holds
+  // another history: refused, and nothing written.
+  agentctx::io::memory_file_system third;
+  auto own_ids = test_options();
+  own_ids.random = [n = std::uint64_t{7}]() mutable { return n += 0x9E3779B97F4A7C15ull; };  // not the source's ids
+  auto diverged = require_value(relay::store::open(third, "/third", own_ids));
+  require_value(relay::import_ndjson(diverged, first));
+  require_value(diverged.assert_fact(assertion("api", "v9", "2026-04-05T00:00:00Z")));
+  auto refused = relay::import_ndjson(diverged, later);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::already_exists);
+  CHECK(refused.error().message.find("exists with other content") != std::string::npos);
+  CHECK(diverged.current_fact("proj_demo", "api", "status")->value == "v9");
+  CHECK(diverged.current_fact("proj_demo", "site", "status")->value == "up");
+}
+
 TEST_CASE("import refuses a fact that would hold while another fact of its key holds") {
   const auto fact_line = [](const std::string& id, const std::string& from, const std::string& to) {
     return R"({"kind":"fact","fact":{"fact_id":")" + id +

@@ -37,11 +37,15 @@
 // holds otherwise (already_exists). What the target already holds
 // identically is skipped, so importing the same file twice changes nothing;
 // so are the status changes it holds and a session it holds ended where the
-// export has it open (the target's are later). A session the target holds
-// open and the export has ended is ended as exported. A project the target
-// already holds keeps the target's content. A session's packages_deposited
-// is imported as listed, in its order (then what only the target lists). The records are then appended one by one; a
-// crash part-way leaves a prefix, and importing again completes it.
+// export has it open (the target's are later), and so is a fact it holds
+// ended where the export has it current. A session the target holds open
+// and the export has ended is ended as exported, and a fact it holds
+// current that the export has ended is ended at the export's valid_to (an
+// invalidate record). A project the target already holds keeps the
+// target's content. A session's packages_deposited is imported as listed,
+// in its order (then what only the target lists). The records are then
+// appended one by one; a crash part-way leaves a prefix, and importing
+// again completes it.
 #pragma once
 
 #include <cstddef>
@@ -230,9 +234,9 @@ struct import_report {
 /// (unless options.allow_incomplete), with a line after it, or with counts
 /// of lines other than it states; already_exists for a package id, fact id
 /// or session id held with other content, and for a status change other
-/// than the one the store holds at its place in the package's history; archived (403 project_archived) for a line
-/// that would write into a project the store holds archived; the store's
-/// write errors.
+/// than the one the store holds at its place in the package's history;
+/// archived (403 project_archived) for a line that would write into a
+/// project the store holds archived; the store's write errors.
 inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {
   json::canonicalizer canonicalizer;
   struct planned {
@@ -250,6 +254,8 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
   // key -> the facts planned so far that held for a while, so that no time
   // gets two facts.
   std::map<std::pair<std::string, std::string>, std::vector<fact>> planned_facts;
+  // fact id -> a fact the store holds current, as the import ends it.
+  std::map<std::string, fact> planned_ends;
 
   line_cursor lines(text);
   std::string_view line;
@@ -471,17 +477,39 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
         return bad("fact of project " + quote_for_message(f->project_id) + ", which the export does not hold");
       }
       if (const fact* held = s.find_fact(f->fact_id)) {
-        if (!(held->wire == *wire)) {
+        // Held identically, or held ended where the export has it current
+        // (the store's is later): skipped. Held current where the export
+        // has it ended (the export's is later: superseded or invalidated
+        // since): the end is imported, as an invalidation at its valid_to.
+        // Anything else is the same id with other content.
+        json::value mine = held->wire;
+        json::value theirs = *wire;
+        mine.erase("valid_to");
+        theirs.erase("valid_to");
+        const bool same_but_the_end = mine == theirs;
+        if (held->wire == *wire || (same_but_the_end && !held->is_current() && f->is_current())) {
+          ++report.skipped;
+          continue;
+        }
+        if (!same_but_the_end || !held->is_current() || planned_ends.count(f->fact_id) != 0) {
           return fail(errc::already_exists, where + "fact " + quote_for_message(f->fact_id) + " exists with other content");
         }
-        ++report.skipped;
+        AGENTCTX_TRY(writable(f->project_id));
+        plan.push_back({line_number, json::value::object_type{{"type", "invalidate"},
+                                                              {"project_id", f->project_id},
+                                                              {"fact_ids", json::value::array_type{f->fact_id}},
+                                                              {"valid_to", *f->valid_to}}});
+        f->wire = json::value();
+        planned_ends.emplace(f->fact_id, std::move(*f));
+        ++report.facts;
         continue;
       }
       if (!planned_fact_ids.insert(f->fact_id).second) return bad("fact " + quote_for_message(f->fact_id) + " appears twice");
       AGENTCTX_TRY(writable(f->project_id));
       if (f->is_current()) {
         const auto key = std::make_pair(f->project_id + '\n' + f->subject, f->predicate);
-        if (s.current_fact(f->project_id, f->subject, f->predicate) != nullptr || !planned_current_keys.insert(key).second) {
+        const fact* current = s.current_fact(f->project_id, f->subject, f->predicate);
+        if ((current != nullptr && planned_ends.count(current->fact_id) == 0) || !planned_current_keys.insert(key).second) {
           return fail(errc::already_exists, where + "fact " + quote_for_message(f->fact_id) +
                                                 " would be a second current fact for (" + f->subject + ", " +
                                                 f->predicate + ")");
@@ -493,7 +521,8 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (!f->never_held()) {
         const std::string overlapping = where + "fact " + quote_for_message(f->fact_id) + " would hold at the same time as ";
         for (const fact* held : s.history(f->project_id, f->subject, f->predicate)) {
-          if (f->overlaps(*held)) {
+          auto ending = planned_ends.find(held->fact_id);  // as this import leaves it
+          if (f->overlaps(ending != planned_ends.end() ? ending->second : *held)) {
             return fail(errc::already_exists, overlapping + "fact " + quote_for_message(held->fact_id) + " of (" +
                                                   f->subject + ", " + f->predicate + ")");
           }

@@ -438,6 +438,7 @@ TEST_CASE("relay_orchestrate: a project digest with focus snippets, and a global
   check_protocol_error(s, "relay_orchestrate", R"({"project_id":"proj_nope"})", "project_not_found", 404);
   check_argument_error(s, "relay_orchestrate", R"({"snippets":-1})", "snippets must be at least 0");
   check_argument_error(s, "relay_orchestrate", R"({"window_days":0})", "window_days must be at least 1");
+  check_argument_error(s, "relay_orchestrate", R"({"project_id":"proj_demo","snippets":3})", "snippets needs a focus");
 }
 
 TEST_CASE("relay_flag_for_review, relay_awaiting_review and relay_review: the L3 transitions") {

@@ -118,6 +118,28 @@ void write_log(agentctx::io::memory_file_system& fs, const std::string& bytes) {
 
 }  // namespace
 
+TEST_CASE("packages awaiting review are listed by when they entered it, oldest first") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);  // the clock reads 2026-04-18T20:00:01Z onwards
+  auto flagged_later = package("pkg_flagged", "proj_demo", "Flagged today", "2026-01-01T00:00:00Z");
+  flagged_later.set("status", "draft");
+  require_value(store.deposit(flagged_later));
+  auto waiting_since_march = package("pkg_march", "proj_demo", "Deposited awaiting review", "2026-03-01T00:00:00Z");
+  waiting_since_march.set("status", "awaiting_review");
+  waiting_since_march.set("review_type", "human");
+  require_value(store.deposit(waiting_since_march));
+  auto waiting_since_april = package("pkg_april", "proj_demo", "Deposited awaiting review", "2026-04-01T00:00:00Z");
+  waiting_since_april.set("status", "awaiting_review");
+  waiting_since_april.set("review_type", "agent");
+  require_value(store.deposit(waiting_since_april));
+  require_value(store.flag_for_review("pkg_flagged", relay::review_type::human));
+  std::vector<std::string> order;
+  for (const relay::stored_package* p : require_value(store.awaiting_review("proj_demo"))) {
+    order.push_back(p->package.package_id);
+  }
+  CHECK(order == std::vector<std::string>{"pkg_march", "pkg_april", "pkg_flagged"});
+}
+
 TEST_CASE("review transitions: flag, request revision, resubmit, complete; complete is terminal") {
   agentctx::io::memory_file_system fs;
   auto store = open_store(fs);

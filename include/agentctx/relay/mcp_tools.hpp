@@ -459,7 +459,11 @@ inline mcp::tool_result orchestrate_tool(mcp_tool_state& state, simdjson::dom::o
   orchestrate_options options;
   options.project_id = string_argument(arguments, "project_id").value_or(std::string());
   options.focus = string_argument(arguments, "focus").value_or(std::string());
-  if (const auto n = integer_argument(arguments, "snippets")) options.snippets = static_cast<std::size_t>(*n);
+  if (const auto n = integer_argument(arguments, "snippets")) {
+    // As the CLI: snippets are of a focus; without one the count would be ignored.
+    if (options.focus.empty()) return argument_failure("relay_orchestrate", "snippets needs a focus");
+    options.snippets = static_cast<std::size_t>(*n);
+  }
   if (const auto days = integer_argument(arguments, "window_days")) options.window_days = static_cast<unsigned>(*days);
   auto digest = orchestrate(*state.relay, options, *state.embedder, &state.index);
   if (!digest) return protocol_failure(digest.error());

@@ -496,15 +496,25 @@ class store {
     return change_status(package_id, project_id, to, type, std::move(note));
   }
 
-  /// Packages of a project in awaiting_review, oldest first.
+  /// Packages of a project in awaiting_review, oldest first: by when each
+  /// entered it (its last status change, or its created_at when deposited
+  /// awaiting review), then in deposit order.
   result<std::vector<const stored_package*>> awaiting_review(const std::string& project_id) const {
     const auto* state = find_project_state(project_id);
     if (state == nullptr) return no_project(project_id);
-    std::vector<const stored_package*> out;
+    // Oldest first: by when each entered awaiting_review (its last status
+    // change, or its created_at when deposited so), then by deposit.
+    std::vector<std::pair<std::uint64_t, const stored_package*>> waiting;
     for (std::size_t index : state->packages) {
       const stored_package& p = packages_[index];
-      if (!p.quarantined && p.package.status == package_status::awaiting_review) out.push_back(&p);
+      if (p.quarantined || p.package.status != package_status::awaiting_review) continue;
+      const std::uint64_t since =
+          p.changes.empty() ? p.package.created_at_ms : parse_rfc3339_utc_ms(p.changes.back().at).value_or(0);
+      waiting.emplace_back(since, &p);
     }
+    std::stable_sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<const stored_package*> out;
+    for (const auto& [since, p] : waiting) out.push_back(p);
     return out;
   }
 

@@ -350,6 +350,45 @@ TEST_CASE("facts are ordered by their times exactly, fraction digits past millis
   CHECK(reader.history("proj_demo", "dashboard", "status")[0]->never_held());
 }
 
+TEST_CASE("a log of a version that compared milliseconds opens: a fact ended a fraction before it began never held") {
+  // Versions before exact instants took 00:00:00.0001Z and .0009Z as the
+  // same millisecond: they let the later-written fact supersede the other
+  // from before it began, and imported facts so ended.
+  agentctx::io::memory_file_system fs;
+  std::string first;
+  {
+    auto store = open_store(fs);
+    first = require_value(store.assert_fact(assertion("one", "2026-01-01T00:00:00.0009Z"))).asserted->fact_id;
+  }
+  const std::string fact = R"({"fact_id":"fact_00000000000000000000000000000002","project_id":"proj_demo",)"
+                           R"("subject":"dashboard","predicate":"status","value":"two",)"
+                           R"("valid_from":"2026-01-01T00:00:00.0001Z","created_at":"2026-04-18T20:00:05Z"})";
+  const std::string imported = R"({"fact_id":"fact_00000000000000000000000000000003","project_id":"proj_demo",)"
+                               R"("subject":"api","predicate":"status","value":"old",)"
+                               R"("valid_from":"2026-01-01T00:00:00.0009Z","valid_to":"2026-01-01T00:00:00.0001Z",)"
+                               R"("created_at":"2026-04-18T20:00:06Z"})";
+  std::string bytes = log_bytes(fs);
+  relay::append_record(bytes, R"({"type":"fact","supersedes":")" + first + R"(","fact":)" + fact + "}");
+  relay::append_record(bytes, R"({"type":"fact","fact":)" + imported + "}");
+  write_log(fs, bytes);
+  auto reader = open_store(fs, true);
+  CHECK(reader.current_fact("proj_demo", "dashboard", "status")->value == "two");
+  CHECK(*reader.find_fact(first)->valid_to == "2026-01-01T00:00:00.0001Z");
+  CHECK(reader.find_fact(first)->never_held());
+  CHECK(reader.find_fact("fact_00000000000000000000000000000003")->never_held());
+  CHECK(reader.fact_at("proj_demo", "dashboard", "status", *agentctx::parse_rfc3339_utc_instant("2026-01-01T00:00:00.0009Z"))
+            ->value == "two");
+  CHECK(require_value(reader.verify()).ok());
+  // Its export imports, and a new assert is still checked exactly.
+  std::string exported;
+  require_ok(relay::export_ndjson(reader, "", exported));
+  agentctx::io::memory_file_system other;
+  auto copy = open_store(other);
+  require_value(relay::import_ndjson(copy, exported));
+  CHECK(copy.find_fact(first)->never_held());
+  CHECK_FALSE(copy.assert_fact(assertion("three", "2026-01-01T00:00:00.00005Z")).has_value());
+}
+
 TEST_CASE("a fact asserted from a package is attributed to the package's author by default") {
   agentctx::io::memory_file_system fs;
   auto store = open_store(fs);

@@ -501,7 +501,11 @@ inline result<fact> read_fact(json::value wire) {
     std::optional<std::pair<std::string, utc_instant>> until;
     AGENTCTX_RELAY_READ(until, in.optional_time("valid_to"));
     if (until) {
-      if (until->second < f.valid_from_at) return detail::schema_error("valid_to", "must not be before valid_from");
+      // Checked to the millisecond: versions before exact instants wrote
+      // facts ended a fraction of a millisecond before they began (they
+      // compared milliseconds); such a fact reads as one that never held.
+      // New facts are checked exactly where they are made (assert_fact).
+      if (until->second.ms < f.valid_from_at.ms) return detail::schema_error("valid_to", "must not be before valid_from");
       f.valid_to = std::move(until->first);
       f.valid_to_at = std::move(until->second);
     }

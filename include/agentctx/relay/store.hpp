@@ -1649,7 +1649,10 @@ class store {
       if (supersedes != nullptr && current->fact_id != *supersedes) {
         return fail(errc::corrupt, "fact record supersedes the wrong fact");
       }
-      if (supersedes != nullptr && f->valid_from_at < current->valid_from_at) {
+      // To the millisecond, as versions before exact instants checked: a
+      // record of theirs may supersede a fact a fraction of a millisecond
+      // after the new one begins (that fact then never held).
+      if (supersedes != nullptr && f->valid_from_at.ms < current->valid_from_at.ms) {
         return fail(errc::corrupt, "fact record starts before the fact it supersedes");
       }
     } else if (supersedes != nullptr) {

@@ -225,13 +225,7 @@ TEST_CASE("import brings a store up to a later export of it: facts superseded or
   agentctx::io::memory_file_system fs;
   auto source = require_value(relay::store::open(fs, "/r", test_options()));
   const auto assertion = [](std::string subject, std::string value, std::string valid_from) {
-    relay::fact_assertion a;
-    a.project_id = "proj_demo";
-    a.subject = std::move(subject);
-    a.predicate = "status";
-    a.value = std::move(value);
-    a.valid_from = std::move(valid_from);
-    return a;
+    return status_of(std::move(subject), std::move(value), std::move(valid_from));
   };
   require_value(source.assert_fact(assertion("api", "v1", "2026-04-01T00:00:00Z")));
   require_value(source.assert_fact(assertion("site", "up", "2026-04-02T00:00:00Z")));
@@ -277,6 +271,100 @@ TEST_CASE("import brings a store up to a later export of it: facts superseded or
   CHECK(refused.error().message.find("exists with other content") != std::string::npos);
   CHECK(diverged.current_fact("proj_demo", "api", "status")->value == "v9");
   CHECK(diverged.current_fact("proj_demo", "site", "status")->value == "up");
+}
+
+TEST_CASE("import catches a copy up after a fact that was to hold later is invalidated, whatever the order of its lines") {
+  const auto assertion = [](std::string value, std::optional<std::string> valid_from = {}) {
+    return status_of("api", std::move(value), std::move(valid_from));
+  };
+  agentctx::io::memory_file_system fs;
+  auto source = require_value(relay::store::open(fs, "/r", test_options()));  // the clock reads 2026-04-18
+  require_value(source.assert_fact(assertion("v1", "2026-01-01T00:00:00Z")));
+  require_value(source.assert_fact(assertion("v2", "2030-01-01T00:00:00Z")));
+  require_value(source.assert_fact(assertion("v3", "2031-01-01T00:00:00Z")));
+  std::string first;
+  require_ok(relay::export_ndjson(source, "", first));
+  agentctx::io::memory_file_system other;
+  auto copy = require_value(relay::store::open(other, "/copy", test_options()));
+  require_value(relay::import_ndjson(copy, first));
+
+  // The invalidation ends v1 now, and v2 and v3 where they start (never held).
+  CHECK(require_value(source.invalidate_fact("proj_demo", "api", "status")) == 1);
+  std::string later;
+  require_ok(relay::export_ndjson(source, "", later));
+  auto report = require_value(relay::import_ndjson(copy, later));
+  CHECK(report.facts == 3);
+  std::string copied;
+  require_ok(relay::export_ndjson(copy, "", copied));
+  CHECK(copied.substr(copied.find('\n')) == later.substr(later.find('\n')));
+  CHECK(copy.current_fact("proj_demo", "api", "status") == nullptr);
+  // The same lines in another order import the same.
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < later.size();) {
+    const std::size_t end = later.find('\n', at);
+    lines.push_back(later.substr(at, end + 1 - at));
+    at = end + 1;
+  }
+  std::vector<std::size_t> fact_rows;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].starts_with(R"({"fact":)") || lines[i].find(R"("kind":"fact")") != std::string::npos) fact_rows.push_back(i);
+  }
+  REQUIRE(fact_rows.size() == 3);
+  std::swap(lines[fact_rows[0]], lines[fact_rows[2]]);
+  std::string reordered;
+  for (const std::string& line : lines) reordered += line;
+  agentctx::io::memory_file_system third;
+  auto another = require_value(relay::store::open(third, "/third", test_options()));
+  require_value(relay::import_ndjson(another, first));
+  require_value(relay::import_ndjson(another, reordered));
+  std::string again;
+  require_ok(relay::export_ndjson(another, "", again));
+  CHECK(again.substr(again.find('\n')) == later.substr(later.find('\n')));
+
+  // An export that ends the store's facts otherwise than one invalidation
+  // can (v1 cut, but the current fact v3 left as it is) is refused.
+  std::string partial = first;
+  const std::string v1_end = R"("valid_to":"2030-01-01T00:00:00Z")";
+  const std::string v1_line_end = *source.history("proj_demo", "api", "status")[0]->valid_to;
+  REQUIRE(partial.find(v1_end) != std::string::npos);
+  partial.replace(partial.find(v1_end), v1_end.size(), R"("valid_to":")" + v1_line_end + "\"");
+  agentctx::io::memory_file_system fourth;
+  auto strict = require_value(relay::store::open(fourth, "/fourth", test_options()));
+  require_value(relay::import_ndjson(strict, first));
+  auto refused = relay::import_ndjson(strict, partial);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::already_exists);
+  CHECK(strict.current_fact("proj_demo", "api", "status")->value == "v3");
+}
+
+TEST_CASE("import takes a new current fact listed before the line that ends the store's current one") {
+  // Store x: fact F current; the copy imports it; x invalidates F. Store a
+  // imports x's later export after asserting G itself: a's export lists G
+  // (current) before F (ended).
+  const auto assertion = [](std::string value, std::optional<std::string> valid_from = {}) {
+    return status_of("site", std::move(value), std::move(valid_from));
+  };
+  agentctx::io::memory_file_system xfs, cfs, afs;
+  auto x = require_value(relay::store::open(xfs, "/x", test_options()));
+  require_value(x.assert_fact(assertion("F", "2026-04-01T00:00:00Z")));
+  std::string x_first;
+  require_ok(relay::export_ndjson(x, "", x_first));
+  auto copy = require_value(relay::store::open(cfs, "/c", test_options()));
+  require_value(relay::import_ndjson(copy, x_first));
+  CHECK(require_value(x.invalidate_fact("proj_demo", "site", "status")) == 1);
+  std::string x_later;
+  require_ok(relay::export_ndjson(x, "", x_later));
+  auto a_options = test_options();
+  a_options.random = [n = std::uint64_t{11}]() mutable { return n += 0x9E3779B97F4A7C15ull; };  // ids of its own
+  auto a = require_value(relay::store::open(afs, "/a", a_options));
+  require_value(a.assert_fact(assertion("G", "2026-05-01T00:00:00Z")));
+  require_value(relay::import_ndjson(a, x_later));
+  std::string a_export;
+  require_ok(relay::export_ndjson(a, "", a_export));
+  REQUIRE(a_export.find(R"("value":"G")") < a_export.find(R"("value":"F")"));
+  auto report = require_value(relay::import_ndjson(copy, a_export));
+  CHECK(report.facts == 2);
+  CHECK(copy.current_fact("proj_demo", "site", "status")->value == "G");
 }
 
 TEST_CASE("import refuses a fact that would hold while another fact of its key holds") {

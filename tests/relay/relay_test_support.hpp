@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "agentctx/io/memory_file_system.hpp"
@@ -51,6 +52,19 @@ inline json::value package(std::string id, std::string project = "proj_demo", st
   p.set("created_at", created_at);
   p.set("created_by", json::value::object_type{{"id", "jordan"}, {"type", "human"}, {"session_id", nullptr}});
   return p;
+}
+
+/// An assertion of (proj_demo, `subject`, status) = `value`, from
+/// `valid_from` (default: now).
+inline relay::fact_assertion status_of(std::string subject, std::string value,
+                                       std::optional<std::string> valid_from = {}) {
+  relay::fact_assertion a;
+  a.project_id = "proj_demo";
+  a.subject = std::move(subject);
+  a.predicate = "status";
+  a.value = std::move(value);
+  a.valid_from = std::move(valid_from);
+  return a;
 }
 
 }  // namespace relay_test

@@ -96,13 +96,7 @@ relay::store open_store(agentctx::io::memory_file_system& fs, bool read_only = f
 }
 
 relay::fact_assertion assertion(std::string value, std::optional<std::string> valid_from = {}) {
-  relay::fact_assertion a;
-  a.project_id = "proj_demo";
-  a.subject = "dashboard";
-  a.predicate = "status";
-  a.value = std::move(value);
-  a.valid_from = std::move(valid_from);
-  return a;
+  return status_of("dashboard", std::move(value), std::move(valid_from));
 }
 
 std::string log_bytes(agentctx::io::memory_file_system& fs) {

@@ -48,6 +48,7 @@
 // again completes it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -55,6 +56,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -225,6 +227,131 @@ struct import_report {
   std::vector<std::string> differing_projects;
 };
 
+namespace detail {
+
+// A record import_ndjson() appends, and the line of the export it is from.
+struct planned_record {
+  std::size_t line = 0;
+  json::value record;
+};
+
+// A fact line of an export that import_ndjson() writes: a fact the store
+// does not hold, or one it holds with another end (fact::wire: the line's).
+struct fact_line {
+  std::size_t line = 0;
+  fact f;
+};
+
+// Plans the writes of an import's fact lines, weighed together whatever
+// their order, after its other records:
+// - the facts the store holds that the lines end otherwise, by key: the
+//   key's current fact must be among them, and an invalidation of it at
+//   the earliest of their ends (store.hpp apply_invalidate) must end each
+//   exactly as its line says and no other fact of the key (an export of a
+//   store that superseded or invalidated since, also a fact that was to
+//   hold later); written as that invalidation;
+// - the facts the store does not hold, each checked against the store as
+//   the invalidations leave it and against each other: no second current
+//   fact for a key, no time when two facts of a key hold.
+inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>& lines,
+                                    std::vector<planned_record>& plan, import_report& report) {
+  using key_type = std::tuple<std::string, std::string, std::string>;  // project, subject, predicate
+  const auto key_of = [](const fact& f) { return key_type{f.project_id, f.subject, f.predicate}; };
+  const auto at_line = [](const fact_line& l) { return "line " + std::to_string(l.line) + ": "; };
+  const auto other_content = [&](const fact_line& l) {
+    return fail(errc::already_exists, at_line(l) + "fact " + quote_for_message(l.f.fact_id) + " exists with other content");
+  };
+
+  std::map<key_type, std::vector<const fact_line*>> ended;
+  for (const fact_line& l : lines) {
+    if (s.find_fact(l.f.fact_id) != nullptr) ended[key_of(l.f)].push_back(&l);
+  }
+  std::map<std::string, fact> after;  // fact id -> a fact the store holds, as the import leaves it
+  for (const auto& [key, key_lines] : ended) {
+    const auto& [project_id, subject, predicate] = key;
+    const fact* current = s.current_fact(project_id, subject, predicate);
+    const auto named = std::find_if(key_lines.begin(), key_lines.end(), [&](const fact_line* l) {
+      return current != nullptr && l->f.fact_id == current->fact_id;
+    });
+    if (named == key_lines.end()) return other_content(*key_lines.front());
+    const fact_line& earliest = **std::min_element(key_lines.begin(), key_lines.end(), [](const fact_line* a, const fact_line* b) {
+      return a->f.valid_to_at < b->f.valid_to_at;
+    });
+    const utc_instant& at = earliest.f.valid_to_at;
+    std::size_t changed = 0;
+    for (const fact* held : s.history(project_id, subject, predicate)) {
+      const bool cut = held == current || (at < current->valid_from_at && held->valid_to && at < held->valid_to_at);
+      if (!cut) continue;
+      fact left = *held;
+      left.wire = json::value();
+      if (at < held->valid_from_at) {
+        left.valid_to = held->valid_from;
+        left.valid_to_at = held->valid_from_at;
+      } else {
+        left.valid_to = earliest.f.valid_to;
+        left.valid_to_at = at;
+      }
+      ++changed;
+      after.insert_or_assign(held->fact_id, std::move(left));
+    }
+    for (const fact_line* l : key_lines) {
+      auto it = after.find(l->f.fact_id);
+      if (it == after.end() || it->second.valid_to != l->f.valid_to) return other_content(*l);
+    }
+    if (changed != key_lines.size()) {
+      return fail(errc::already_exists, at_line(**named) + "ending fact " + quote_for_message((*named)->f.fact_id) +
+                                            " as the export says would also end another fact the store holds of (" +
+                                            subject + ", " + predicate + ")");
+    }
+    plan.push_back({earliest.line, json::value::object_type{{"type", "invalidate"},
+                                                            {"project_id", project_id},
+                                                            {"fact_ids", json::value::array_type{current->fact_id}},
+                                                            {"valid_to", *earliest.f.valid_to}}});
+    report.facts += key_lines.size();
+  }
+
+  std::set<key_type> current_keys;
+  std::map<key_type, std::vector<const fact*>> planned;  // new facts that held for a while
+  for (const fact_line& l : lines) {
+    if (s.find_fact(l.f.fact_id) != nullptr) continue;
+    const key_type key = key_of(l.f);
+    const std::string about = " of (" + l.f.subject + ", " + l.f.predicate + ")";
+    if (l.f.is_current()) {
+      const fact* current = s.current_fact(l.f.project_id, l.f.subject, l.f.predicate);
+      if ((current != nullptr && after.count(current->fact_id) == 0) || !current_keys.insert(key).second) {
+        return fail(errc::already_exists, at_line(l) + "fact " + quote_for_message(l.f.fact_id) +
+                                              " would be a second current fact" + about);
+      }
+    }
+    // A fact that held for a while must not hold at a time another fact of
+    // its key holds, in the store (as the import leaves it) or in the import.
+    if (l.f.never_held()) continue;
+    for (const fact* held : s.history(l.f.project_id, l.f.subject, l.f.predicate)) {
+      auto left = after.find(held->fact_id);
+      if (l.f.overlaps(left != after.end() ? left->second : *held)) {
+        return fail(errc::already_exists, at_line(l) + "fact " + quote_for_message(l.f.fact_id) +
+                                              " would hold at the same time as fact " +
+                                              quote_for_message(held->fact_id) + about);
+      }
+    }
+    for (const fact* other : planned[key]) {
+      if (l.f.overlaps(*other)) {
+        return fail(errc::invalid_argument, at_line(l) + "fact " + quote_for_message(l.f.fact_id) +
+                                                " would hold at the same time as another fact" + about + " in the import");
+      }
+    }
+    planned[key].push_back(&l.f);
+  }
+  for (const fact_line& l : lines) {
+    if (s.find_fact(l.f.fact_id) != nullptr) continue;
+    plan.push_back({l.line, json::value::object_type{{"type", "fact"}, {"fact", l.f.wire}}});
+    ++report.facts;
+  }
+  return {};
+}
+
+}  // namespace detail
+
 /// Imports an export (see the file comment) into `s`, which must be open
 /// for writing. A project the store already holds keeps the store's
 /// content (import_report::differing_projects lists those that differ).
@@ -239,23 +366,17 @@ struct import_report {
 /// project the store holds archived; the store's write errors.
 inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {
   json::canonicalizer canonicalizer;
-  struct planned {
-    std::size_t line = 0;
-    json::value record;
-  };
-  std::vector<planned> plan;
+  std::vector<detail::planned_record> plan;
   import_report report;
   std::set<std::string> new_projects;
   // package key -> (status changes the store holds, changes planned so far), to skip held changes
   std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> held_changes;
   std::map<std::pair<std::string, std::string>, json::value> planned_wire;  // package state as planned
-  std::set<std::pair<std::string, std::string>> planned_current_keys;
   std::set<std::string> planned_fact_ids;
-  // key -> the facts planned so far that held for a while, so that no time
-  // gets two facts.
-  std::map<std::pair<std::string, std::string>, std::vector<fact>> planned_facts;
-  // fact id -> a fact the store holds current, as the import ends it.
-  std::map<std::string, fact> planned_ends;
+  // The fact lines to write (held ones that the export ends otherwise, and
+  // new ones), weighed together once every line is read.
+  std::vector<detail::fact_line> fact_lines;
+  std::set<std::string> ended_by_import;
 
   line_cursor lines(text);
   std::string_view line;
@@ -478,10 +599,10 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       }
       if (const fact* held = s.find_fact(f->fact_id)) {
         // Held identically, or held ended where the export has it current
-        // (the store's is later): skipped. Held current where the export
-        // has it ended (the export's is later: superseded or invalidated
-        // since): the end is imported, as an invalidation at its valid_to.
-        // Anything else is the same id with other content.
+        // (the store's is later): skipped. Held with another end (the
+        // export's is later: superseded or invalidated since): weighed
+        // with the key's other lines below. Anything else is the same id
+        // with other content.
         json::value mine = held->wire;
         json::value theirs = *wire;
         mine.erase("valid_to");
@@ -491,54 +612,17 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
           ++report.skipped;
           continue;
         }
-        if (!same_but_the_end || !held->is_current() || planned_ends.count(f->fact_id) != 0) {
+        if (!same_but_the_end || f->is_current() || (!held->is_current() && !(f->valid_to_at < held->valid_to_at)) ||
+            !ended_by_import.insert(f->fact_id).second) {
           return fail(errc::already_exists, where + "fact " + quote_for_message(f->fact_id) + " exists with other content");
         }
         AGENTCTX_TRY(writable(f->project_id));
-        plan.push_back({line_number, json::value::object_type{{"type", "invalidate"},
-                                                              {"project_id", f->project_id},
-                                                              {"fact_ids", json::value::array_type{f->fact_id}},
-                                                              {"valid_to", *f->valid_to}}});
-        f->wire = json::value();
-        planned_ends.emplace(f->fact_id, std::move(*f));
-        ++report.facts;
-        continue;
+      } else {
+        if (!planned_fact_ids.insert(f->fact_id).second) return bad("fact " + quote_for_message(f->fact_id) + " appears twice");
+        AGENTCTX_TRY(writable(f->project_id));
       }
-      if (!planned_fact_ids.insert(f->fact_id).second) return bad("fact " + quote_for_message(f->fact_id) + " appears twice");
-      AGENTCTX_TRY(writable(f->project_id));
-      if (f->is_current()) {
-        const auto key = std::make_pair(f->project_id + '\n' + f->subject, f->predicate);
-        const fact* current = s.current_fact(f->project_id, f->subject, f->predicate);
-        if ((current != nullptr && planned_ends.count(current->fact_id) == 0) || !planned_current_keys.insert(key).second) {
-          return fail(errc::already_exists, where + "fact " + quote_for_message(f->fact_id) +
-                                                " would be a second current fact for (" + f->subject + ", " +
-                                                f->predicate + ")");
-        }
-      }
-      // A fact that held for a while (valid_to after valid_from) must not
-      // hold at a time another fact of its key held, in the store or in
-      // the import.
-      if (!f->never_held()) {
-        const std::string overlapping = where + "fact " + quote_for_message(f->fact_id) + " would hold at the same time as ";
-        for (const fact* held : s.history(f->project_id, f->subject, f->predicate)) {
-          auto ending = planned_ends.find(held->fact_id);  // as this import leaves it
-          if (f->overlaps(ending != planned_ends.end() ? ending->second : *held)) {
-            return fail(errc::already_exists, overlapping + "fact " + quote_for_message(held->fact_id) + " of (" +
-                                                  f->subject + ", " + f->predicate + ")");
-          }
-        }
-        auto& planned = planned_facts[{f->project_id + '\n' + f->subject, f->predicate}];
-        for (const fact& other : planned) {
-          if (f->overlaps(other)) {
-            return bad("fact " + quote_for_message(f->fact_id) + " would hold at the same time as another fact of (" +
-                       f->subject + ", " + f->predicate + ") in the import");
-          }
-        }
-        f->wire = json::value();  // only its span is needed
-        planned.push_back(std::move(*f));
-      }
-      plan.push_back({line_number, json::value::object_type{{"type", "fact"}, {"fact", *wire}}});
-      ++report.facts;
+      f->wire = *wire;
+      fact_lines.push_back({line_number, std::move(*f)});
     } else {
       return bad("unknown kind " + quote_for_message(*kind));
     }
@@ -555,8 +639,9 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
                     ": the file was cut short (or written before exports had end lines, 2026-11-26)");
   }
   report.incomplete = end_line == 0;
+  AGENTCTX_TRY(detail::plan_fact_lines(s, fact_lines, plan, report));
 
-  for (planned& p : plan) {
+  for (detail::planned_record& p : plan) {
     if (auto written = s.append_record(std::move(p.record)); !written) {
       error e = std::move(written).error();
       e.message = "line " + std::to_string(p.line) + ": " + e.message;

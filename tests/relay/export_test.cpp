@@ -268,7 +268,7 @@ TEST_CASE("import brings a store up to a later export of it: facts superseded or
   auto refused = relay::import_ndjson(diverged, later);
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().code == errc::already_exists);
-  CHECK(refused.error().message.find("exists with other content") != std::string::npos);
+  CHECK(refused.error().message.find("would be a second current fact") != std::string::npos);
   CHECK(diverged.current_fact("proj_demo", "api", "status")->value == "v9");
   CHECK(diverged.current_fact("proj_demo", "site", "status")->value == "up");
 }
@@ -298,6 +298,12 @@ TEST_CASE("import catches a copy up after a fact that was to hold later is inval
   require_ok(relay::export_ndjson(copy, "", copied));
   CHECK(copied.substr(copied.find('\n')) == later.substr(later.find('\n')));
   CHECK(copy.current_fact("proj_demo", "api", "status") == nullptr);
+  // The older export again changes nothing (the copy's ends are the later ones).
+  auto older = require_value(relay::import_ndjson(copy, first));
+  CHECK(older.facts == 0);
+  std::string unchanged;
+  require_ok(relay::export_ndjson(copy, "", unchanged));
+  CHECK(unchanged.substr(unchanged.find('\n')) == later.substr(later.find('\n')));
   // The same lines in another order import the same.
   std::vector<std::string> lines;
   for (std::size_t at = 0; at < later.size();) {
@@ -335,6 +341,29 @@ TEST_CASE("import catches a copy up after a fact that was to hold later is inval
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().code == errc::already_exists);
   CHECK(strict.current_fact("proj_demo", "api", "status")->value == "v3");
+}
+
+TEST_CASE("import catches a copy up when the key also holds a fact that never held") {
+  const auto assertion = [](std::string value, std::optional<std::string> valid_from = {}) {
+    return status_of("queue", std::move(value), std::move(valid_from));
+  };
+  agentctx::io::memory_file_system fs, other;
+  auto source = require_value(relay::store::open(fs, "/r", test_options()));  // 2026-04-18T20:00:01Z onwards
+  require_value(source.assert_fact(assertion("v1")));
+  require_value(source.assert_fact(assertion("v2", "2026-04-18T21:00:00Z")));
+  require_value(source.assert_fact(assertion("v3", "2026-04-18T21:00:00Z")));  // v2 never holds
+  std::string first;
+  require_ok(relay::export_ndjson(source, "", first));
+  auto copy = require_value(relay::store::open(other, "/copy", test_options()));
+  require_value(relay::import_ndjson(copy, first));
+  CHECK(require_value(source.invalidate_fact("proj_demo", "queue", "status")) == 1);  // v1 cut now; v3 never holds
+  std::string later;
+  require_ok(relay::export_ndjson(source, "", later));
+  auto report = require_value(relay::import_ndjson(copy, later));
+  CHECK(report.facts == 2);  // v1 and v3; v2 ends where it ended
+  std::string copied;
+  require_ok(relay::export_ndjson(copy, "", copied));
+  CHECK(copied.substr(copied.find('\n')) == later.substr(later.find('\n')));
 }
 
 TEST_CASE("import takes a new current fact listed before the line that ends the store's current one") {

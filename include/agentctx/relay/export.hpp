@@ -291,6 +291,7 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
         left.valid_to = earliest.f.valid_to;
         left.valid_to_at = at;
       }
+      if (left.valid_to == held->valid_to) continue;  // ends where it ends already (one that never held)
       ++changed;
       after.insert_or_assign(held->fact_id, std::move(left));
     }
@@ -599,7 +600,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       }
       if (const fact* held = s.find_fact(f->fact_id)) {
         // Held identically, or held ended where the export has it current
-        // (the store's is later): skipped. Held with another end (the
+        // or ending later (the store's is later): skipped. Held with another end (the
         // export's is later: superseded or invalidated since): weighed
         // with the key's other lines below. Anything else is the same id
         // with other content.
@@ -608,7 +609,8 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
         mine.erase("valid_to");
         theirs.erase("valid_to");
         const bool same_but_the_end = mine == theirs;
-        if (held->wire == *wire || (same_but_the_end && !held->is_current() && f->is_current())) {
+        const bool store_later = !held->is_current() && (f->is_current() || held->valid_to_at < f->valid_to_at);
+        if (held->wire == *wire || (same_but_the_end && store_later)) {
           ++report.skipped;
           continue;
         }

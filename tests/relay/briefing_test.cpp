@@ -154,11 +154,7 @@ TEST_CASE("orient under every budget fits exactly: it leaves out no more than it
     require_value(store.deposit(p));
   }
   for (int i = 0; i < 6; ++i) {
-    relay::fact_assertion a;
-    a.project_id = "proj_demo";
-    a.subject = "subject\t" + std::to_string(i);
-    a.predicate = "status";
-    a.value = "v";
+    auto a = status_of("subject\t" + std::to_string(i), "v");
     a.confidence = 0.1 * i;
     require_value(store.assert_fact(a));
   }
@@ -207,13 +203,8 @@ TEST_CASE("orient's budget takes a question to be as old as the newest package a
   // The clock reads 2026-04-18T20:00:xxZ: a is 10 days old, b 1 day; the fact 5 days.
   require_value(store.deposit(dated("a", "2026-04-08T20:00:00Z", 5, {"QA?"})));
   require_value(store.deposit(dated("b", "2026-04-17T20:00:00Z", 5)));
-  relay::fact_assertion f;
-  f.project_id = "proj_demo";
-  f.subject = "s";
-  f.predicate = "p";
-  f.value = "v";
+  auto f = status_of("s", "v", "2026-04-13T20:00:00Z");
   f.confidence = 0.5;
-  f.valid_from = "2026-04-13T20:00:00Z";
   require_value(store.assert_fact(f));
   const auto full = require_value(relay::orient(store, "proj_demo"));
   // Sweep the budget down: among equals (significance 5) the oldest goes

@@ -203,15 +203,16 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
   // Which items stay: all, unless a budget says otherwise.
   std::vector<bool> keep_package(packages.size(), true), keep_question(questions.size(), true),
       keep_fact(facts.size(), true);
-  const auto build = [&] {
+  // The bundle with the items kept (none with `items` false).
+  const auto build = [&](bool items = true) {
     json::value::array_type recent, active, open;
-    for (std::size_t i = 0; i < packages.size(); ++i) {
+    for (std::size_t i = 0; items && i < packages.size(); ++i) {
       if (keep_package[i]) recent.push_back(packages[i]->package.wire);
     }
-    for (std::size_t i = 0; i < facts.size(); ++i) {
+    for (std::size_t i = 0; items && i < facts.size(); ++i) {
       if (keep_fact[i]) active.push_back(facts[i]->wire);
     }
-    for (std::size_t i = 0; i < questions.size(); ++i) {
+    for (std::size_t i = 0; items && i < questions.size(); ++i) {
       if (keep_question[i]) open.emplace_back(questions[i].text);
     }
     json::value bundle = json::value::object_type{{"project", target->wire},
@@ -275,15 +276,9 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
       if (a.kind != b.kind) return a.kind < b.kind;
       return a.index < b.index;
     });
-    std::fill(keep_package.begin(), keep_package.end(), false);
-    std::fill(keep_question.begin(), keep_question.end(), false);
-    std::fill(keep_fact.begin(), keep_fact.end(), false);
-    json::value empty = build();
+    json::value empty = build(false);
     empty.set("x-agentctx-budget", report(0, false));
     const std::size_t base = detail::compact_size(empty, c);
-    std::fill(keep_package.begin(), keep_package.end(), true);
-    std::fill(keep_question.begin(), keep_question.end(), true);
-    std::fill(keep_fact.begin(), keep_fact.end(), true);
     std::size_t omitted_id_bytes = 0;
     const auto digits = [](std::size_t n) {
       std::size_t d = 1;

@@ -38,6 +38,11 @@ inline error project_not_found(std::string_view project_id) {
   return make_error(errc::not_found, "project " + quote_for_message(project_id, 200) + " does not exist");
 }
 
+/// A write into an archived project (403 project_archived).
+inline error project_archived(std::string_view project_id) {
+  return make_error(errc::archived, "project " + quote_for_message(project_id) + " is archived (project_archived)");
+}
+
 inline protocol_error protocol_error_of(const error& e) noexcept {
   switch (e.code) {
     case errc::invalid_argument: return {"invalid_schema", 400};

@@ -240,6 +240,7 @@ struct planned_record {
 struct fact_line {
   std::size_t line = 0;
   fact f;
+  bool held = false;  ///< the store holds a fact of this id
 };
 
 // Plans the writes of an import's fact lines, weighed together whatever
@@ -264,7 +265,7 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
 
   std::map<key_type, std::vector<const fact_line*>> ended;
   for (const fact_line& l : lines) {
-    if (s.find_fact(l.f.fact_id) != nullptr) ended[key_of(l.f)].push_back(&l);
+    if (l.held) ended[key_of(l.f)].push_back(&l);
   }
   std::map<std::string, fact> after;  // fact id -> a fact the store holds, as the import leaves it
   for (const auto& [key, key_lines] : ended) {
@@ -280,18 +281,14 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
     const utc_instant& at = earliest.f.valid_to_at;
     std::size_t changed = 0;
     for (const fact* held : s.history(project_id, subject, predicate)) {
-      const bool cut = held == current || (at < current->valid_from_at && held->valid_to && at < held->valid_to_at);
-      if (!cut) continue;
-      fact left = *held;
-      left.wire = json::value();
-      if (at < held->valid_from_at) {
-        left.valid_to = held->valid_from;
-        left.valid_to_at = held->valid_from_at;
-      } else {
-        left.valid_to = earliest.f.valid_to;
-        left.valid_to_at = at;
-      }
-      if (left.valid_to == held->valid_to) continue;  // ends where it ends already (one that never held)
+      auto end = invalidation_end(*current, *held, *earliest.f.valid_to, at);
+      if (!end || end->first == held->valid_to) continue;  // left as it is, or ends where it ends already
+      fact left;  // what the overlap checks below read of it
+      left.fact_id = held->fact_id;
+      left.valid_from = held->valid_from;
+      left.valid_from_at = held->valid_from_at;
+      left.valid_to = std::move(end->first);
+      left.valid_to_at = std::move(end->second);
       ++changed;
       after.insert_or_assign(held->fact_id, std::move(left));
     }
@@ -314,7 +311,7 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
   std::set<key_type> current_keys;
   std::map<key_type, std::vector<const fact*>> planned;  // new facts that held for a while
   for (const fact_line& l : lines) {
-    if (s.find_fact(l.f.fact_id) != nullptr) continue;
+    if (l.held) continue;
     const key_type key = key_of(l.f);
     const std::string about = " of (" + l.f.subject + ", " + l.f.predicate + ")";
     if (l.f.is_current()) {
@@ -344,7 +341,7 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
     planned[key].push_back(&l.f);
   }
   for (const fact_line& l : lines) {
-    if (s.find_fact(l.f.fact_id) != nullptr) continue;
+    if (l.held) continue;
     plan.push_back({l.line, json::value::object_type{{"type", "fact"}, {"fact", l.f.wire}}});
     ++report.facts;
   }
@@ -398,7 +395,9 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
     const auto writable = [&](const std::string& project_id) -> result<void> {
       const project* held = s.find_project(project_id);
       if (held == nullptr || !held->archived()) return {};
-      return fail(errc::archived, where + "project " + quote_for_message(project_id) + " is archived (project_archived)");
+      error e = project_archived(project_id);
+      e.message = where + e.message;
+      return unexpected(std::move(e));
     };
     auto parsed = canonicalizer.parse(line);
     if (!parsed) {
@@ -624,7 +623,8 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
         AGENTCTX_TRY(writable(f->project_id));
       }
       f->wire = *wire;
-      fact_lines.push_back({line_number, std::move(*f)});
+      const bool held = s.find_fact(f->fact_id) != nullptr;
+      fact_lines.push_back({line_number, std::move(*f), held});
     } else {
       return bad("unknown kind " + quote_for_message(*kind));
     }

@@ -195,6 +195,22 @@ struct fact {
   }
 };
 
+/// What an invalidation of `named` (a key's current fact) at `at` (its
+/// text `at_text`) does to `f`, a fact of the same key: from `at` on no fact
+/// of the key holds, so `named`, and any other fact still holding after
+/// `at` (one `named` was to supersede later), ends at `at`, or where it
+/// starts if that is later (it never held). Returns the end `f` gets as
+/// {text, instant}, or nothing when the invalidation leaves it as it is.
+inline std::optional<std::pair<std::string, utc_instant>> invalidation_end(const fact& named, const fact& f,
+                                                                           const std::string& at_text,
+                                                                           const utc_instant& at) {
+  const bool ends = f.fact_id == named.fact_id ||
+                    (at < named.valid_from_at && f.valid_to && at < f.valid_to_at);
+  if (!ends) return std::nullopt;
+  if (at < f.valid_from_at) return std::pair<std::string, utc_instant>(f.valid_from, f.valid_from_at);
+  return std::pair<std::string, utc_instant>(at_text, at);
+}
+
 /// A Project (section 5.2): the unit of scope, archival and export. The spec
 /// leaves its schema open; this library requires project_id and created_at
 /// and reads name, description and archived_at.

@@ -502,8 +502,6 @@ class store {
   result<std::vector<const stored_package*>> awaiting_review(const std::string& project_id) const {
     const auto* state = find_project_state(project_id);
     if (state == nullptr) return no_project(project_id);
-    // Oldest first: by when each entered awaiting_review (its last status
-    // change, or its created_at when deposited so), then by deposit.
     std::vector<std::pair<std::uint64_t, const stored_package*>> waiting;
     for (std::size_t index : state->packages) {
       const stored_package& p = packages_[index];
@@ -595,7 +593,7 @@ class store {
     const auto* state = find_project_state(project_id);
     if (state == nullptr) return no_project(project_id);
     if (state->info.archived()) {
-      return fail(errc::archived, "project " + quote_for_message(project_id) + " is archived (project_archived)");
+      return unexpected(project_archived(project_id));
     }
     const fact* current = current_fact(project_id, subject, predicate);
     if (current == nullptr || (value && current->value != *value)) return std::size_t{0};
@@ -713,7 +711,7 @@ class store {
     if (it == sessions_.end()) return fail(errc::not_found, "session " + quote_for_message(session_id) + " does not exist");
     if (it->second.ended_at) return fail(errc::invalid_argument, "session " + quote_for_message(session_id) + " has already ended");
     if (find_project(it->second.project_id)->archived()) {
-      return fail(errc::archived, "project " + quote_for_message(it->second.project_id) + " is archived (project_archived)");
+      return unexpected(project_archived(it->second.project_id));
     }
     json::value wire = it->second.wire;
     wire.set("ended_at", now_text());
@@ -1018,7 +1016,7 @@ class store {
       return {};
     }
     if (state->info.archived()) {
-      return fail(errc::archived, "project " + quote_for_message(project_id) + " is archived (project_archived)");
+      return unexpected(project_archived(project_id));
     }
     return {};
   }
@@ -1046,7 +1044,7 @@ class store {
     }
     const project_state* state = find_project_state(p.package.project_id);
     if (state != nullptr && state->info.archived()) {
-      return fail(errc::archived, "project " + quote_for_message(p.package.project_id) + " is archived (project_archived)");
+      return unexpected(project_archived(p.package.project_id));
     }
     const review_type new_review = type.value_or(p.package.review);
     if (to == package_status::awaiting_review && new_review == review_type::none) {
@@ -1701,27 +1699,14 @@ class store {
       targets.push_back(it->second);
     }
     if (dry) return {};
-    // From valid_to on, no fact of a named fact's key holds: the named
-    // (current) fact and any earlier one still holding then end at
-    // valid_to, or, starting after it, where they start (they never held).
-    // An earlier one holds then when the named fact starts after valid_to:
-    // it was to end where the named one starts.
-    const auto end_by = [&](fact& f) {
-      if (*at < f.valid_from_at) {
-        end_fact(f, f.valid_from, f.valid_from_at);
-      } else {
-        end_fact(f, *valid_to, *at);
-      }
-    };
+    // From valid_to on, no fact of a named fact's key holds (invalidation_end).
     for (std::size_t index : targets) {
-      const fact& named = facts_[index];
-      if (*at < named.valid_from_at) {
-        for (std::size_t earlier : *fact_history(named.project_id, named.subject, named.predicate)) {
-          fact& f = facts_[earlier];
-          if (earlier != index && f.valid_to && *at < f.valid_to_at) end_by(f);
+      const fact& named = facts_[index];  // ending it changes only its valid_to
+      for (std::size_t other : *fact_history(named.project_id, named.subject, named.predicate)) {
+        if (auto end = invalidation_end(named, facts_[other], *valid_to, *at)) {
+          end_fact(facts_[other], end->first, end->second);
         }
       }
-      end_by(facts_[index]);
     }
     return {};
   }

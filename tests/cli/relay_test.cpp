@@ -645,18 +645,31 @@ TEST_CASE("relay verify reports quarantined packages (exit 1); pull refuses them
                      "internal_error", 500);
 }
 
-TEST_CASE("relay repair salvages a damaged store and keeps the damaged log; a dry run changes nothing") {
-  relay_fixture f;
+namespace {
+
+/// Deposits pkg_one, pkg_two and pkg_three; the log, and where its records start.
+std::pair<std::string, std::vector<std::uint64_t>> three_deposits(const relay_fixture& f) {
   f.deposit(package_text("pkg_one", "First"));
   f.deposit(package_text("pkg_two", "Second"));
   f.deposit(package_text("pkg_three", "Third"));
-  const std::string log = cli_test::read_file(f.store + "/relay.log");
-  const auto records =
-      agentctx::relay::scan_records(std::as_bytes(std::span(log.data(), log.size())), agentctx::relay::log_header_size)
-          .records;
-  REQUIRE(records.size() == 3);
+  std::string log = cli_test::read_file(f.store + "/relay.log");
+  std::vector<std::uint64_t> offsets;
+  for (const auto& r :
+       agentctx::relay::scan_records(std::as_bytes(std::span(log.data(), log.size())), agentctx::relay::log_header_size)
+           .records) {
+    offsets.push_back(r.offset);
+  }
+  REQUIRE(offsets.size() == 3);
+  return {std::move(log), std::move(offsets)};
+}
+
+}  // namespace
+
+TEST_CASE("relay repair salvages a damaged store and keeps the damaged log; a dry run changes nothing") {
+  relay_fixture f;
+  const auto [log, offsets] = three_deposits(f);
   std::string damaged = log;
-  damaged[records[1].offset + 40] ^= 0x01;  // pkg_two's record
+  damaged[offsets[1] + 40] ^= 0x01;  // pkg_two's record
   cli_test::write_file(f.store + "/relay.log", damaged);
   check_failure(f.run({"verify"}), exit_not_found, "damaged");
   check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo"}), exit_not_found, "'relay repair' salvages");
@@ -673,8 +686,8 @@ TEST_CASE("relay repair salvages a damaged store and keeps the damaged log; a dr
 
   const run_result repaired = f.run({"repair"});
   check_clean_success(repaired);
-  CHECK(repaired.out.starts_with("lost at byte " + std::to_string(records[1].offset) + " (" +
-                                 std::to_string(records[2].offset - records[1].offset) +
+  CHECK(repaired.out.starts_with("lost at byte " + std::to_string(offsets[1]) + " (" +
+                                 std::to_string(offsets[2] - offsets[1]) +
                                  " bytes): damaged bytes: record checksum mismatch\n"));
   CHECK(contains(repaired.out, "repaired: 2 records kept, 1 lost part; the damaged log is kept as "));
   std::vector<std::string> backups;
@@ -688,6 +701,36 @@ TEST_CASE("relay repair salvages a damaged store and keeps the damaged log; a dr
   CHECK(cli_test::line_count(latest.out) == 2);
   CHECK_FALSE(contains(latest.out, "pkg_two"));
   CHECK(f.run({"repair"}).out == "nothing to repair: 2 records kept, none lost\n");
+}
+
+TEST_CASE("relay refuses damage that runs to the end of the log instead of cutting it; repair keeps the rest") {
+  relay_fixture f;
+  const auto [log, offsets] = three_deposits(f);
+  // Zeros from inside pkg_two's record into pkg_three's header: no good
+  // record follows, but pkg_two's header says bytes follow its end, which
+  // a torn append does not leave. A writer used to cut both deposits.
+  std::string damaged = log;
+  std::fill(damaged.begin() + static_cast<std::ptrdiff_t>(offsets[1] + 30),
+            damaged.begin() + static_cast<std::ptrdiff_t>(offsets[2] + 4), '\0');
+  cli_test::write_file(f.store + "/relay.log", damaged);
+  check_failure(f.run({"verify"}), exit_not_found, "damaged");
+  check_failure(f.run({"deposit", f.file("four.json", package_text("pkg_four", "Fourth"))}), exit_not_found,
+                "'relay repair' salvages");
+  CHECK(cli_test::read_file(f.store + "/relay.log") == damaged);
+  const run_result repaired = f.run({"repair"});
+  check_clean_success(repaired);
+  CHECK(repaired.out.starts_with("lost at byte " + std::to_string(offsets[1]) + " (" +
+                                 std::to_string(log.size() - offsets[1]) + " bytes): damaged bytes: "));
+  const run_result latest = f.run({"pull", "--mode", "latest", "--project", "proj_demo"});
+  CHECK(cli_test::line_count(latest.out) == 1);
+  CHECK(contains(latest.out, "pkg_one"));
+
+  // A relay.log of 32 zeros (a creation whose bytes a crash lost) is a log
+  // being created: a deposit finishes it.
+  cli_test::write_file(f.store + "/relay.log", std::string(agentctx::relay::log_header_size, '\0'));
+  check_failure(f.run({"verify"}), exit_usage, "being created");
+  f.deposit(package_text("pkg_new", "New"));
+  check_clean_success(f.run({"verify"}));
 }
 
 TEST_CASE("relay project and session commands") {

@@ -99,6 +99,20 @@ relay::fact_assertion assertion(std::string value, std::optional<std::string> va
   return status_of("dashboard", std::move(value), std::move(valid_from));
 }
 
+/// Both a writer and a reader refuse the store's log as damaged at `offset`,
+/// naming `what`.
+void check_refused_as_damage(agentctx::io::memory_file_system& fs, std::uint64_t offset, std::string_view what) {
+  for (bool read_only : {false, true}) {
+    auto o = test_options();
+    o.read_only = read_only;
+    auto refused = relay::store::open(fs, "/r", o);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == errc::corrupt);
+    CHECK(refused.error().offset == offset);
+    CHECK(refused.error().message.find(what) != std::string::npos);
+  }
+}
+
 std::string log_bytes(agentctx::io::memory_file_system& fs) {
   auto mapped = require_value(fs.map("/r/relay.log"));
   return std::string(reinterpret_cast<const char*>(mapped.data()), mapped.size());
@@ -542,15 +556,7 @@ TEST_CASE("a torn last record is cut by the writer and ignored by readers; damag
   std::string damaged = whole;
   damaged[relay::log_header_size + 20] ^= 0x01;
   write_log(fs, damaged);
-  for (bool read_only : {false, true}) {
-    auto o = test_options();
-    o.read_only = read_only;
-    auto refused = relay::store::open(fs, "/r", o);
-    REQUIRE_FALSE(refused.has_value());
-    CHECK(refused.error().code == errc::corrupt);
-    CHECK(refused.error().offset == relay::log_header_size);
-    CHECK(refused.error().message.find("checksum") != std::string::npos);
-  }
+  check_refused_as_damage(fs, relay::log_header_size, "checksum");
   CHECK(log_bytes(fs) == damaged);  // nothing cut
   // Not a log at all.
   write_log(fs, "hello, world, this is not a relay log at all......");
@@ -1293,6 +1299,262 @@ TEST_CASE("a short relay.log that is not the start of a Relay header is refused,
     CHECK(writer.record_count() == 0);
     CHECK(log_bytes(fs) == header);
   }
+}
+
+TEST_CASE("a relay.log of a whole header's worth of zeros is a creation a crash interrupted") {
+  // The creation appends the 32-byte header: a file system that made the
+  // length durable and not the bytes leaves 32 zeros. Repair takes it too.
+  const std::string header = relay::encode_log_header();
+  agentctx::io::memory_file_system fs;
+  require_ok(fs.create_dir("/r"));
+  write_log(fs, std::string(relay::log_header_size, '\0'));
+  auto reader_options = test_options();
+  reader_options.read_only = true;
+  CHECK(relay::store::open(fs, "/r", reader_options).error().code == errc::not_found);
+  auto report = require_value(relay::store::repair(fs, "/r", repair_at(1776542400000)));
+  REQUIRE(report.lost.size() == 1);
+  CHECK(report.lost[0].what == "incomplete header");
+  CHECK(log_bytes(fs) == header);
+  write_log(fs, std::string(relay::log_header_size, '\0'));
+  CHECK(open_store(fs).record_count() == 0);
+  CHECK(log_bytes(fs) == header);
+  // 32 zeros and more is not a header being written.
+  write_log(fs, std::string(relay::log_header_size + 1, '\0'));
+  CHECK(relay::store::open(fs, "/r", test_options()).error().code == errc::bad_magic);
+}
+
+TEST_CASE("a record that fails its checks is torn only where one torn append can have left it") {
+  // {"a":"xx...x"} of n bytes.
+  const auto payload_of = [](std::size_t n) { return "{\"a\":\"" + std::string(n - 8, 'x') + "\"}"; };
+  const auto scan = [](const std::string& log) {
+    return relay::scan_records(std::as_bytes(std::span(log.data(), log.size())), relay::log_header_size);
+  };
+  const std::string first_at_510 = payload_of(510 - relay::log_header_size - relay::record_header_size);
+  const std::string first_at_440 = payload_of(400);
+  const std::string second = payload_of(100), third = payload_of(60);
+  for (const std::string& first : {first_at_510, first_at_440}) {
+    const std::size_t at = relay::log_header_size + relay::record_header_size + first.size();
+    const bool header_spans_sectors = at / 512 != (at + relay::record_header_size - 1) / 512;
+    CAPTURE(at);
+    const std::string sound = log_of({first, second});
+    REQUIRE(scan(sound).tail == relay::log_tail::clean);
+    // The second record's length 10 short of the bytes there: a crash can
+    // have kept half of a header that spans two sectors, nothing else can
+    // leave bytes after the end a header gives.
+    std::string short_length = sound;
+    agentctx::store_u32(short_length.data() + at, static_cast<std::uint32_t>(second.size() - 10));
+    const relay::log_scan s = scan(short_length);
+    CHECK(s.records.size() == 1);
+    CHECK(s.valid_end == at);
+    CHECK(s.tail == (header_spans_sectors ? relay::log_tail::torn : relay::log_tail::damaged));
+    // Its payload damaged and the file ending with it: torn either way.
+    std::string last_damaged = sound;
+    last_damaged[at + relay::record_header_size + 20] ^= 0x01;
+    CHECK(scan(last_damaged).tail == relay::log_tail::torn);
+    // A good record after it: damage either way, found where it is.
+    const std::string three = log_of({first, second, third});
+    std::string middle_damaged = three;
+    middle_damaged[at + relay::record_header_size + 20] ^= 0x01;
+    const relay::log_scan m = scan(middle_damaged);
+    CHECK(m.tail == relay::log_tail::damaged);
+    // Searched for only where the header may be torn.
+    CHECK(m.next_good == (header_spans_sectors ? std::optional<std::uint64_t>(at + relay::record_header_size + second.size())
+                                               : std::nullopt));
+  }
+}
+
+TEST_CASE("damage that runs to the end of the log is refused when bytes follow a record's end, not cut") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    require_value(store.deposit(package("pkg_1")));
+    require_value(store.deposit(package("pkg_2")));
+    require_value(store.deposit(package("pkg_3")));
+  }
+  const std::string whole = log_bytes(fs);
+  const std::vector<std::uint64_t> offsets = record_offsets(whole);
+  REQUIRE(offsets.size() == 3);
+  // Zeros from inside pkg_2's record into the header of pkg_3's: no good
+  // record follows, but pkg_2's header, whole, says its record ends before
+  // the bytes of another. Two acknowledged deposits would be lost by a cut.
+  std::string damaged = whole;
+  std::fill(damaged.begin() + static_cast<std::ptrdiff_t>(offsets[1] + 30),
+            damaged.begin() + static_cast<std::ptrdiff_t>(offsets[2] + 4), '\0');
+  write_log(fs, damaged);
+  check_refused_as_damage(fs, offsets[1], "checksum");
+  CHECK(log_bytes(fs) == damaged);
+}
+
+TEST_CASE("a search for a good record after damage is bounded, however the bytes are crafted") {
+  // Every fourth offset of this pattern starts a candidate record that
+  // claims 8.2 MB, from '{"' to '}': checksumming them all would take
+  // terabytes. The search gives up after a multiple of the file's size.
+  std::string log = log_of({"{\"a\":1}"});
+  const std::size_t good_end = log.size();
+  log.append(8, '\xff');  // a record length out of range: what follows is searched
+  for (std::size_t i = 0; i < (12u << 20) / 4; ++i) log.append("{\"}\0", 4);
+  const auto bytes = std::as_bytes(std::span(log.data(), log.size()));
+  const relay::log_scan scan = relay::scan_records(bytes, relay::log_header_size);
+  CHECK(scan.records.size() == 1);
+  CHECK(scan.tail == relay::log_tail::damaged);  // not known to be a torn tail: refused, not cut
+  CHECK(scan.problem.find("gave up") != std::string::npos);
+  const relay::salvage_scan salvage = relay::salvage_records(bytes, relay::log_header_size);
+  CHECK(salvage.records.size() == 1);
+  REQUIRE(salvage.skipped.size() == 1);
+  CHECK(salvage.skipped[0].offset == good_end);
+  CHECK(salvage.skipped[0].length == log.size() - good_end);
+  CHECK(salvage.skipped[0].problem.find("not searched") != std::string::npos);
+}
+
+TEST_CASE("a reader's refresh stops at a record that does not apply, and reads a replaced log anew") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto writer = open_store(fs);
+    require_value(writer.deposit(package("pkg_1")));
+  }
+  auto reader = open_store(fs, true);
+  {
+    auto writer = open_store(fs);
+    require_value(writer.deposit(package("pkg_2")));
+  }
+  std::vector<std::string> payloads = record_payloads(log_bytes(fs));
+  REQUIRE(payloads.size() == 2);
+  const std::size_t sound_size = log_bytes(fs).size();
+  payloads.push_back(payloads[1]);  // pkg_2 again: does not apply
+  write_log(fs, log_of(payloads));
+  for (int again = 0; again < 2; ++again) {
+    auto refused = reader.refresh();
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message.find(R"(package "pkg_2" deposited twice)") != std::string::npos);
+    CHECK(refused.error().offset == sound_size);
+    CHECK(reader.log_size() == sound_size);  // it read pkg_2, and resumes after it
+    CHECK(require_value(reader.latest("proj_demo")).size() == 2);
+  }
+  // Repair drops the record that does not apply; pkg_1's record is
+  // damaged as well, so the records the reader read move.
+  std::string damaged = log_bytes(fs);
+  damaged[relay::log_header_size + relay::record_header_size + 30] ^= 0x01;
+  write_log(fs, damaged);
+  require_value(relay::store::repair(fs, "/r", repair_at(1776542400000)));
+  {
+    auto writer = open_store(fs);
+    require_value(writer.deposit(package("pkg_3")));
+  }
+  require_ok(reader.refresh());
+  auto fresh = open_store(fs, true);
+  const auto ids = [](relay::store& s) {
+    std::vector<std::string> out;
+    for (const auto* p : require_value(s.latest("proj_demo", 10))) out.push_back(p->package.package_id);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  CHECK(ids(fresh) == std::vector<std::string>{"pkg_2", "pkg_3"});
+  CHECK(ids(reader) == ids(fresh));
+  CHECK(reader.log_size() == fresh.log_size());
+}
+
+TEST_CASE("readers copy the log instead of mapping it: a writer may cut a torn tail under them") {
+  // The in-memory file system, counting map() calls.
+  struct counting_fs final : agentctx::io::file_system {
+    agentctx::io::memory_file_system inner;
+    int maps = 0;
+    using path = const std::string&;
+    agentctx::result<std::unique_ptr<agentctx::io::file>> open(path p, agentctx::io::open_options o) override {
+      return inner.open(p, o);
+    }
+    agentctx::result<agentctx::io::mapped_bytes> map(path p) override {
+      ++maps;
+      return inner.map(p);
+    }
+    agentctx::result<void> rename(path from, path to) override { return inner.rename(from, to); }
+    agentctx::result<void> remove(path p) override { return inner.remove(p); }
+    agentctx::result<void> remove_dir(path p) override { return inner.remove_dir(p); }
+    agentctx::result<void> sync_dir(path p) override { return inner.sync_dir(p); }
+    agentctx::result<void> create_dir(path p) override { return inner.create_dir(p); }
+    agentctx::result<bool> exists(path p) override { return inner.exists(p); }
+    agentctx::result<std::uint64_t> file_size(path p) override { return inner.file_size(p); }
+    agentctx::result<std::vector<std::string>> list_dir(path p) override { return inner.list_dir(p); }
+    agentctx::result<std::unique_ptr<agentctx::io::file_lock>> lock(path p, agentctx::io::lock_mode m, bool wait) override {
+      return inner.lock(p, m, wait);
+    }
+  } fs;
+  const auto open_store = [&](bool read_only) {
+    auto o = test_options();
+    o.read_only = read_only;
+    return require_value(relay::store::open(fs, "/r", o));
+  };
+  {
+    auto writer = open_store(false);
+    require_value(writer.deposit(package("pkg_1")));
+  }
+  const int by_writer = fs.maps;
+  CHECK(by_writer > 0);
+  auto reader = open_store(true);
+  {
+    auto writer = open_store(false);
+    require_value(writer.deposit(package("pkg_2")));
+  }
+  require_ok(reader.refresh());
+  CHECK(require_value(reader.latest("proj_demo")).size() == 2);
+  CHECK(require_value(reader.verify()).packages == 2);
+  CHECK(fs.maps == 2 * by_writer);  // the two writers' opens, none of the reader's
+}
+
+TEST_CASE("an invalidate record must name its project and facts of it") {
+  agentctx::io::memory_file_system fs;
+  std::string fact_id;
+  {
+    auto store = open_store(fs);
+    fact_id = require_value(store.assert_fact(assertion("green"))).asserted->fact_id;
+    require_value(store.deposit(package("pkg_o", "proj_other")));
+  }
+  const std::vector<std::string> sound = record_payloads(log_bytes(fs));
+  for (const auto& [project, message] :
+       std::vector<std::pair<std::string, std::string>>{{"proj_nope", R"(invalidate record for unknown project "proj_nope")"},
+                                                        {"proj_other", "invalidate record names a fact of another project"}}) {
+    CAPTURE(project);
+    std::vector<std::string> payloads = sound;
+    payloads.push_back(R"({"fact_ids":[")" + fact_id + R"("],"project_id":")" + project +
+                       R"(","type":"invalidate","valid_to":"2030-01-01T00:00:00.000Z"})");
+    write_log(fs, log_of(payloads));
+    auto refused = relay::store::open(fs, "/r", test_options());
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == errc::corrupt);
+    CHECK(refused.error().message.find(message) != std::string::npos);
+  }
+  std::vector<std::string> payloads = sound;
+  payloads.push_back(R"({"fact_ids":[")" + fact_id +
+                     R"("],"project_id":"proj_demo","type":"invalidate","valid_to":"2030-01-01T00:00:00.000Z"})");
+  write_log(fs, log_of(payloads));
+  CHECK(open_store(fs).facts("proj_demo").empty());
+}
+
+TEST_CASE("a session whose start record repair lost lists the packages deposited in it") {
+  agentctx::io::memory_file_system fs;
+  std::string id;
+  {
+    auto store = open_store(fs);
+    require_value(store.deposit(package("pkg_0")));
+    id = require_value(store.start_session("proj_demo", "claude", relay::actor_type::agent))->session_id;
+    auto p = package("pkg_a");
+    p.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", id}});
+    require_value(store.deposit(p));
+    require_value(store.end_session(id));
+  }
+  const std::string whole = log_bytes(fs);
+  const std::vector<std::uint64_t> offsets = record_offsets(whole);
+  REQUIRE(offsets.size() == 4);  // pkg_0, the session's start, pkg_a, its end
+  std::string damaged = whole;
+  damaged[offsets[1] + relay::record_header_size + 10] ^= 0x01;
+  write_log(fs, damaged);
+  auto report = require_value(relay::store::repair(fs, "/r", repair_at(1776542400000)));
+  REQUIRE(report.lost.size() == 1);
+  CHECK(report.lost[0].offset == offsets[1]);
+  auto reader = open_store(fs, true);
+  const relay::session* session = reader.find_session(id);
+  REQUIRE(session != nullptr);
+  CHECK(*reader.session_wire(*session).find("packages_deposited") ==
+        json::value(json::value::array_type{"pkg_a"}));
 }
 
 TEST_CASE("an id or value that is not UTF-8 is the caller's invalid input (400), and nothing is written") {

@@ -19,7 +19,8 @@
 // Concurrency: one writer per store across processes (io/writer_lock.hpp:
 // errc::locked "store is locked by pid N", or wait with wait_for_lock); any
 // number of readers (read_only) in other processes, which take no lock, see
-// the log up to its last complete record and catch up with refresh(). One
+// the log up to its last complete record and catch up with refresh() (they
+// read the log, never map it: a writer may cut a torn tail under them). One
 // store object must not be used from two threads at once.
 //
 // Crashes: at open, a writer cuts an incomplete last record (a crash during
@@ -41,6 +42,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <atomic>
 #include <cstddef>
@@ -303,9 +305,20 @@ class store {
   bool read_only() const noexcept { return options_.read_only; }
 
   /// Reads records appended by another process since the last look
-  /// (readers); a no-op for the writer.
+  /// (readers); a no-op for the writer. When relay.log was replaced since
+  /// (store::repair), the store is read anew. A record that does not apply
+  /// fails the refresh, and every later one, at that record; the records
+  /// before it are read.
   result<void> refresh() {
     if (!options_.read_only) return {};
+    auto same = same_log_as_loaded();
+    if (!same) return unexpected(std::move(same).error());
+    if (!*same) {
+      auto fresh = store::open(*fs_, dir_, options_);
+      if (!fresh) return unexpected(std::move(fresh).error());
+      *this = std::move(*fresh);
+      return {};
+    }
     return load_from(loaded_end_);
   }
 
@@ -831,10 +844,9 @@ class store {
       const auto lose = [&](std::uint64_t offset, std::uint64_t length, std::string what) {
         report.lost.push_back({offset, length, std::move(what)});
       };
-      // Skipped bytes that run to the end of the file are the torn tail of
-      // an append a crash interrupted; the others are damage.
+      // The torn tail of an append a crash interrupted, or damage.
       const auto lose_skipped = [&](const skipped_bytes& k) {
-        lose(k.offset, k.length, (k.offset + k.length == bytes.size() ? "torn tail: " : "damaged bytes: ") + k.problem);
+        lose(k.offset, k.length, (k.torn ? "torn tail: " : "damaged bytes: ") + k.problem);
       };
       for (const scanned_record& r : salvage.records) {
         while (next_skip < salvage.skipped.size() && salvage.skipped[next_skip].offset < r.offset) {
@@ -1136,9 +1148,9 @@ class store {
       log_ = std::move(*file);
       auto size = log_->size();
       if (!size) return unexpected(std::move(size).error());
-      if (*size < log_header_size) {
+      if (*size <= log_header_size) {
         // A new log, or one whose creation a crash interrupted before any
-        // record could be written (a prefix of the header): (re)write the
+        // record could be written (a prefix of the header, or zeros): (re)write the
         // header. Any other short file is someone else's, which load_from()
         // refuses below; it is never overwritten.
         std::string head(static_cast<std::size_t>(*size), '\0');
@@ -1291,16 +1303,57 @@ class store {
                       records[i].offset);
         }
         p = prepared_record();  // what apply did not take is not needed any more
+        // Where a reader resumes, also when a later record fails to apply.
+        loaded_end_ = records[i].offset + record_header_size + records[i].payload.size();
+        last_record_offset_ = records[i].offset;
+        std::memcpy(last_record_header_.data(), records[i].payload.data() - record_header_size, record_header_size);
       }
     }
     return {};
   }
 
+  // Whether relay.log still holds, where it was, the last record this store
+  // read; false when the log is shorter than what was read or holds another
+  // record there (store::repair replaced it).
+  result<bool> same_log_as_loaded() {
+    if (last_record_offset_ == 0) return true;  // no record read: reading on from the header is right for any log
+    auto file = fs_->open(path_of(log_file_name), io::read_only);
+    if (!file) return unexpected(std::move(file).error());
+    auto size = (*file)->size();
+    if (!size) return unexpected(std::move(size).error());
+    if (*size < loaded_end_) return false;
+    std::array<std::byte, record_header_size> header{};
+    auto got = (*file)->read_at(last_record_offset_, header);
+    if (!got) return unexpected(std::move(got).error());
+    return *got == header.size() && header == last_record_header_;
+  }
+
+  // The bytes of relay.log from `offset` to its end. The writer maps the
+  // log: it holds the lock, so nothing changes the file under it. A reader
+  // reads a copy (pread): a writer that opens after a crash cuts the torn
+  // tail of the log in place, and a reader touching a mapped page past the
+  // new end would be killed by SIGBUS.
+  result<io::mapped_bytes> log_bytes_from(std::uint64_t offset) {
+    if (!options_.read_only) return fs_->map(path_of(log_file_name));
+    auto file = fs_->open(path_of(log_file_name), io::read_only);
+    if (!file) return unexpected(std::move(file).error());
+    auto size = (*file)->size();
+    if (!size) return unexpected(std::move(size).error());
+    auto copy = std::make_shared<std::vector<std::byte>>(*size > offset ? static_cast<std::size_t>(*size - offset) : 0);
+    auto got = (*file)->read_at(offset, *copy);
+    if (!got) return unexpected(std::move(got).error());
+    copy->resize(*got);  // shorter when the writer cut a torn tail meanwhile
+    return io::mapped_bytes::share(std::move(copy));
+  }
+
   // Reads the log from `offset` (0: from the start, header included) and
   // applies its records.
   result<void> load_from(std::uint64_t offset) {
-    auto mapped = fs_->map(path_of(log_file_name));
+    auto mapped = log_bytes_from(offset);
     if (!mapped) return unexpected(std::move(mapped).error());
+    // Where mapped's first byte is in the log.
+    const std::uint64_t base = options_.read_only ? offset : 0;
+    const std::uint64_t from = offset;
     const auto bytes = mapped->bytes();
     if (offset == 0) {
       switch (check_log_header(bytes)) {
@@ -1315,7 +1368,14 @@ class store {
       }
       offset = log_header_size;
     }
-    log_scan scan = scan_records(bytes, offset);
+    log_scan scan = scan_records(bytes, offset, base);
+    if (scan.tail == log_tail::damaged && options_.read_only) {
+      // A reader can copy a torn tail part before and part after a writer
+      // cuts it and appends: what looks damaged is read once more.
+      mapped = log_bytes_from(from);
+      if (!mapped) return unexpected(std::move(mapped).error());
+      scan = scan_records(mapped->bytes(), offset, base);
+    }
     AGENTCTX_TRY(replay(scan.records));
     if (scan.tail == log_tail::damaged) {
       return fail(errc::corrupt, "relay.log is damaged: " + scan.problem, path_of(log_file_name), scan.valid_end);
@@ -1681,10 +1741,14 @@ class store {
   }
 
   result<void> apply_invalidate(const json::value& record, bool dry) {
+    const std::string* project_id = detail::string_member(record, "project_id");
     const json::value* ids = record.find("fact_ids");
     const std::string* valid_to = detail::string_member(record, "valid_to");
-    if (ids == nullptr || !ids->is_array() || valid_to == nullptr) {
+    if (project_id == nullptr || ids == nullptr || !ids->is_array() || valid_to == nullptr) {
       return fail(errc::corrupt, "invalidate record lacks a member");
+    }
+    if (projects_.count(*project_id) == 0) {
+      return fail(errc::corrupt, "invalidate record for unknown project " + quote_for_message(*project_id));
     }
     auto at = parse_rfc3339_utc_instant(*valid_to);
     if (!at) return fail(errc::corrupt, "invalidate record's valid_to is not a timestamp");
@@ -1695,6 +1759,9 @@ class store {
       if (it == fact_by_id_.end() || !facts_[it->second].is_current() ||
           std::find(targets.begin(), targets.end(), it->second) != targets.end()) {
         return fail(errc::corrupt, "invalidate record names no current fact");
+      }
+      if (facts_[it->second].project_id != *project_id) {
+        return fail(errc::corrupt, "invalidate record names a fact of another project");
       }
       targets.push_back(it->second);
     }
@@ -1726,6 +1793,17 @@ class store {
       // written by an earlier version's import (which left the list out and
       // wrote the session before its packages).
       listless_imports_.insert(s->session_id);
+      // Its packages may come before it too: when store::repair lost the
+      // record that started it, this record (its end) is its first.
+      if (auto project = projects_.find(s->project_id); project != projects_.end()) {
+        session_package_list& list = session_packages_[s->session_id];
+        for (std::size_t index : project->second.packages) {
+          const package& p = packages_[index].package;
+          if (p.created_by.session_id == s->session_id && list.listed.insert(p.package_id).second) {
+            list.ids.push_back(p.package_id);
+          }
+        }
+      }
     }
     if (wire->find("packages_deposited") != nullptr) {
       session_package_list& list = session_packages_[s->session_id];
@@ -1751,6 +1829,10 @@ class store {
   bool made_dir_ = false;     // this writer's open made the folder
   bool created_log_ = false;  // no relay.log was there when this writer took the lock
   std::uint64_t loaded_end_ = 0;
+  // The last record a replay applied: its offset and its header (length and
+  // checksum), by which refresh() tells that relay.log was replaced.
+  std::uint64_t last_record_offset_ = 0;
+  std::array<std::byte, record_header_size> last_record_header_{};
   std::size_t record_count_ = 0;
   bool poisoned_ = false;
   json::canonicalizer canonicalizer_;

@@ -15,6 +15,7 @@
 #include "agentctx/json/value.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/relay/model.hpp"
+#include "agentctx/relay/pull_json.hpp"
 #include "agentctx/relay/store.hpp"
 #include "relay/command.hpp"
 
@@ -82,28 +83,6 @@ inline int print_json(const std::function<void(json::writer&)>& write) {
 inline int print_value(const json::value& v) {
   std::cout << json::to_text(v, json::layout::pretty) << '\n';
   return exit_ok;
-}
-
-/// A stored package as {"hash", "package"}: its current content hash and wire form.
-inline void write_stored_package(json::writer& w, const relay::stored_package& p) {
-  w.begin_object();
-  w.key("hash").value(p.hash);
-  w.key("package");
-  write_value(w, p.package.wire);
-  w.end_object();
-}
-
-/// {"packages": [{"hash", "package"}, ...]} after the members `write_members` writes.
-inline int print_package_list(const std::vector<const relay::stored_package*>& packages,
-                              const std::function<void(json::writer&)>& write_members) {
-  return print_json([&](json::writer& w) {
-    w.begin_object();
-    write_members(w);
-    w.key("packages").begin_array();
-    for (const relay::stored_package* p : packages) write_stored_package(w, *p);
-    w.end_array();
-    w.end_object();
-  });
 }
 
 /// "complete", or "awaiting_review (human)" when a review type is set.

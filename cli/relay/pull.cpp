@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "agentctx/relay/pull_json.hpp"
 #include "agentctx/relay/search.hpp"
 #include "common/embedder_options.hpp"
 #include "relay/command.hpp"
@@ -39,13 +40,7 @@ int pull_latest(const pull_options& o) {
   return with_reader(o, [&](const relay::store& s) {
     auto packages = s.latest(o.project, limit);
     if (!packages) return report_error(o, packages.error());
-    if (o.json) {
-      return print_package_list(*packages, [&](json::writer& w) {
-        w.key("mode").value("latest");
-        w.key("project_id").value(o.project);
-        w.key("limit").value(limit);
-      });
-    }
+    if (o.json) return print_value(relay::latest_pull_json(o.project, limit, *packages));
     print_package_lines(*packages, "no packages in project " + shown(o.project));
     return static_cast<int>(exit_ok);
   });
@@ -62,26 +57,10 @@ int pull_specific(const pull_options& o) {
       print_package_detail(p);
       return static_cast<int>(exit_ok);
     }
-    return print_json([&](json::writer& w) {
-      w.begin_object();
-      w.key("mode").value("specific");
-      w.key("hash").value(p.hash);
-      w.key("deposited_hash").value(p.deposited_hash);
-      w.key("package");
-      write_value(w, p.package.wire);
-      w.key("status_changes").begin_array();
-      for (const relay::status_change& c : p.changes) {
-        w.begin_object();
-        w.key("status").value(relay::to_string(c.status));
-        w.key("review_type").value(relay::to_string(c.review));
-        w.key("at").value(c.at);
-        if (c.note) w.key("note").value(*c.note);
-        w.key("hash").value(c.hash);
-        w.end_object();
-      }
-      w.end_array();
-      w.end_object();
-    });
+    json::value out = relay::package_detail_json(p);
+    json::value::object_type& members = out.as_object();
+    members.insert(members.begin(), {"mode", "specific"});
+    return print_value(out);
   });
 }
 
@@ -92,33 +71,7 @@ int pull_relevant(const pull_options& o) {
     return with_search_embedder(o, o.embedder, [&](agentctx::agdb::embedder& embedder) {
       auto hits = relay::pull_relevant(s, o.project, o.query, limit, embedder);
       if (!hits) return report_error(o, hits.error());
-      if (o.json) {
-        return print_json([&](json::writer& w) {
-          w.begin_object();
-          w.key("mode").value("relevant");
-          w.key("project_id");
-          if (o.project.empty()) {
-            w.value(nullptr);
-          } else {
-            w.value(o.project);
-          }
-          w.key("query").value(o.query);
-          w.key("limit").value(limit);
-          w.key("packages").begin_array();
-          for (const relay::relevant_hit& hit : *hits) {
-            w.begin_object();
-            w.key("score").value(hit.score);
-            w.key("vector_score").value(hit.vector_score);
-            w.key("lexical_score").value(hit.lexical_score);
-            w.key("hash").value(hit.package->hash);
-            w.key("package");
-            write_value(w, hit.package->package.wire);
-            w.end_object();
-          }
-          w.end_array();
-          w.end_object();
-        });
-      }
+      if (o.json) return print_value(relay::relevant_pull_json(o.project, o.query, limit, *hits));
       if (hits->empty()) std::cout << "no packages\n";
       std::size_t rank = 0;
       for (const relay::relevant_hit& hit : *hits) {

@@ -34,7 +34,10 @@ int list_awaiting(const review_options& o) {
   return with_reader(o, [&](const relay::store& s) {
     auto awaiting = s.awaiting_review(o.project);
     if (!awaiting) return report_error(o, awaiting.error());
-    if (o.json) return print_package_list(*awaiting, [&](json::writer& w) { w.key("project_id").value(o.project); });
+    if (o.json) {
+      return print_value(json::value::object_type{{"project_id", o.project},
+                                                  {"packages", relay::stored_package_list_json(*awaiting)}});
+    }
     print_package_lines(*awaiting, "no packages awaiting review in project " + shown(o.project));
     return static_cast<int>(exit_ok);
   });

@@ -111,6 +111,7 @@
 #include "agentctx/relay/log_format.hpp"
 #include "agentctx/relay/store.hpp"
 #include "agentctx/relay/search.hpp"
+#include "agentctx/relay/pull_json.hpp"
 #include "agentctx/relay/briefing.hpp"
 #include "agentctx/relay/export.hpp"
 #include "agentctx/relay/conformance.hpp"

@@ -296,6 +296,17 @@ TEST_CASE("relay refuses options that do not apply to the mode asked for") {
   check_failure(f.run({"review", "--list"}), exit_usage, "--list needs --project P (run 'relay review --help' for usage)");
   check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_1", "--embedder", "hash"}), exit_usage,
                 "--embedder applies to --mode relevant only");
+  // relay_pull and relay_review (relay serve) refuse the same, in the same words.
+  check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_1", "--limit", "3"}), exit_usage,
+                "--limit does not apply to --mode specific");
+  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--package", "pkg_1"}), exit_usage,
+                "--package applies to --mode specific only");
+  check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_1", "--query", "x"}), exit_usage,
+                "--query applies to --mode relevant only");
+  check_failure(f.run({"review", "--package", "pkg_1", "--status", "complete", "--review-type", "human"}), exit_usage,
+                "--review-type goes with --status awaiting_review");
+  check_failure(f.run({"review", "--package", "pkg_nowhere", "--status", "complete", "--review-type", "human"}),
+                exit_usage, "--review-type goes with --status awaiting_review");
   check_failure(f.run({"orchestrate", "--project", "proj_demo", "--snippets", "3"}), exit_usage,
                 "--snippets needs --focus");
   check_failure(f.run({"orchestrate", "--embedding-cache", "c"}), exit_usage, "--embedding-cache needs --focus");

@@ -272,6 +272,15 @@ TEST_CASE("relay assert, facts, history and invalidate keep the facts' timeline"
   CHECK(cli_test::line_count(text.out) == 2);
   CHECK(text.out.starts_with("dashboard status = live  (from "));
   CHECK(f.run({"facts", "--project", "proj_demo", "--at", "2020-01-01T00:00:00Z"}).out == "no facts held then\n");
+  // An offset is converted to UTC (relay_query_facts reads `at` the same way):
+  // 2026-04-15T01:30:00+02:00 is 23:30Z the day before, when 97.0 held.
+  simdjson::dom::parser offset_parser;
+  auto offset = f.json(offset_parser, {"facts", "--project", "proj_demo", "--at", "2026-04-15T01:30:00+02:00"});
+  CHECK(text_of(offset, "at") == "2026-04-15T01:30:00+02:00");
+  REQUIRE(array_of(offset, "facts").size() == 1);
+  CHECK(text_of(array_of(offset, "facts").at(0).value(), "value") == "97.0");
+  check_failure(f.run({"facts", "--project", "proj_demo", "--at", "now"}), exit_usage,
+                "--at: invalid RFC 3339 timestamp \"now\"");
 
   auto history = f.json(parser, {"history", "--project", "proj_demo", "--subject", "longmemeval_s", "--predicate",
                                  "recall_any_at_5"});

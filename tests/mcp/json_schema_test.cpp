@@ -105,6 +105,9 @@ TEST_CASE("json_schema accepts what fits and names the first member that does no
       {R"({"query":"x","sources":[1.5]})", "sources[0] must be a string or an integer, not a fraction"},
       {R"({"query":"x","extra":1})",
        "unknown property 'extra' (known: query, k, ratio, flag, filters, layers, sources)"},
+      // A declared member given twice (simdjson keeps both; a handler would read the first).
+      {R"({"query":"x","k":1,"query":"y"})", "duplicate member name \"query\""},
+      {R"({"query":"x","filters":{"kind":[],"kind":["a"]}})", "filters: duplicate member name \"kind\""},
   };
   for (const validation_case& c : cases) {
     CAPTURE(c.arguments);
@@ -112,6 +115,8 @@ TEST_CASE("json_schema accepts what fits and names the first member that does no
   }
   CHECK(check(json_schema::object(), R"({"a":1})") == "unknown property 'a' (none are taken)");
   CHECK(check(json_schema::object().allow_other_properties(), R"({"a":1})") == "ok");
+  // Members an open object does not declare are its reader's: given twice, they pass.
+  CHECK(check(json_schema::object().allow_other_properties(), R"({"a":1,"a":2})") == "ok");
   CHECK(check(json_schema::array(json_schema::integer()), R"([1,"x"])") ==
         "the arguments[1] must be an integer, not a string");
 }

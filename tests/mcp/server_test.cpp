@@ -241,6 +241,18 @@ TEST_CASE("an integer beyond 64 bits is read as the nearest double, not refused 
         R"({"jsonrpc":"2.0","id":6,"result":{}})");
   // A number beyond a double's range is still refused.
   CHECK(s.send(R"({"jsonrpc":"2.0","id":7,"method":"ping","params":{"n":1e400}})")->find("-32700") != std::string::npos);
+  // As an id, such an integer could not be echoed exactly: refused, saying what it is.
+  CHECK(*s.send(R"({"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"})") ==
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the id must be a string or an integer, not an )"
+        R"(integer beyond 64 bits"}})");
+  CHECK(s.send(R"({"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"})")->find("not an integer beyond 64 bits") !=
+        std::string::npos);
+  // The largest ids that fit are answered, and a fraction is still called one.
+  CHECK(*s.send(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"})") ==
+        R"({"jsonrpc":"2.0","id":18446744073709551615,"result":{}})");
+  CHECK(*s.send(R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"})") ==
+        R"({"jsonrpc":"2.0","id":-9223372036854775808,"result":{}})");
+  CHECK(s.send(R"({"jsonrpc":"2.0","id":2.5,"method":"ping"})")->find("not a fraction") != std::string::npos);
 }
 
 TEST_CASE("tool_registry refuses bad names, taken names, missing handlers and non-object schemas") {

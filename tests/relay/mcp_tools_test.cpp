@@ -96,6 +96,18 @@ void check_argument_error(mcp_test::session& s, std::string_view tool, std::stri
 
 std::string str(simdjson::dom::element e) { return std::string(e.get_string().value()); }
 
+/// Checks `result` against the output schema `tool` declares.
+void check_output_schema(relay::store& store, std::string_view tool, simdjson::dom::element result) {
+  agdb::hash_embedder embedder(64);
+  mcp::tool_registry tools;
+  require_ok(relay::add_mcp_tools(tools, store, embedder));
+  const mcp::tool_definition* found = tools.find(tool);
+  REQUIRE(found != nullptr);
+  REQUIRE(found->output_schema.has_value());
+  auto checked = found->output_schema->validate(result, "the result");
+  CHECK_MESSAGE(checked.has_value(), (checked ? std::string() : checked.error().message));
+}
+
 json::value draft(std::string id, std::string project = "proj_demo", std::string title = "Draft work") {
   json::value p = package(std::move(id), std::move(project), std::move(title));
   p.set("status", "draft");
@@ -319,6 +331,78 @@ TEST_CASE("relay_pull relevant: hybrid ranking with scores, in one project or al
   check_argument_error(s, "relay_pull", R"({"mode":"relevant","query":""})", "query must not be empty");
 }
 
+TEST_CASE("relay_pull answers with the members of relay pull --json, under its output schema") {
+  memory_relay f;
+  auto s = f.relay.session();
+  require_value(f.relay.store.deposit(draft("pkg_d")));
+  s.call_ok("relay_flag_for_review", R"({"package_id":"pkg_d","review_type":"human","note":"check the numbers"})");
+  s.call_ok("relay_review", R"({"package_id":"pkg_d","status":"revision_requested","note":"redo table 2"})");
+  const relay::stored_package* stored = require_value(f.relay.store.find_package("pkg_d"));
+
+  // specific: the package in full, the review's notes included.
+  const simdjson::dom::element specific = s.call_ok("relay_pull", R"({"mode":"specific","package_id":"pkg_d"})");
+  check_output_schema(f.relay.store, "relay_pull", specific);
+  CHECK(specific["project_id"].is_null());
+  CHECK(specific["limit"].error() == simdjson::NO_SUCH_FIELD);
+  REQUIRE(specific["packages"].get_array().value().size() == 1);
+  const simdjson::dom::element item = specific["packages"].at(0);
+  CHECK(str(item["hash"]) == stored->hash);
+  CHECK(str(item["deposited_hash"]) == stored->deposited_hash);
+  CHECK(stored->hash != stored->deposited_hash);
+  CHECK(str(item["package"]["status"]) == "revision_requested");
+  const simdjson::dom::array changes = item["status_changes"].get_array().value();
+  REQUIRE(changes.size() == 2);
+  CHECK(str(changes.at(0)["status"]) == "awaiting_review");
+  CHECK(str(changes.at(0)["review_type"]) == "human");
+  CHECK(str(changes.at(0)["note"]) == "check the numbers");
+  CHECK(str(changes.at(0)["at"]) == stored->changes[0].at);
+  CHECK(str(changes.at(1)["status"]) == "revision_requested");
+  CHECK(str(changes.at(1)["note"]) == "redo table 2");
+  CHECK(str(changes.at(1)["hash"]) == stored->hash);
+  // The item is what relay pull --mode specific --json prints beside "mode".
+  CHECK(json::to_text(json::value(json::value::array_type{relay::package_detail_json(*stored)})) ==
+        std::string(simdjson::minify(specific["packages"])));
+  CHECK(str(s.call_ok("relay_pull", R"({"mode":"specific","package_id":"pkg_d","project_id":"proj_demo"})")
+                ["project_id"]) == "proj_demo");
+
+  // latest and relevant: the limit, and the project (null: every project).
+  const simdjson::dom::element latest = s.call_ok("relay_pull", R"({"mode":"latest","project_id":"proj_demo"})");
+  check_output_schema(f.relay.store, "relay_pull", latest);
+  CHECK(latest["limit"].get_int64().value() == 5);
+  CHECK(str(latest["project_id"]) == "proj_demo");
+  CHECK(latest["packages"].at(0)["status_changes"].error() == simdjson::NO_SUCH_FIELD);
+  const simdjson::dom::element relevant = s.call_ok("relay_pull", R"({"mode":"relevant","query":"draft","limit":2})");
+  check_output_schema(f.relay.store, "relay_pull", relevant);
+  CHECK(relevant["project_id"].is_null());
+  CHECK(relevant["limit"].get_int64().value() == 2);
+  REQUIRE(relevant["packages"].get_array().value().size() == 1);
+  CHECK(relevant["packages"].at(0)["score"].get_double().value() > 0);
+}
+
+TEST_CASE("relay_pull refuses arguments of another mode, in the words of relay pull") {
+  memory_relay f;
+  auto s = f.relay.session();
+  require_value(f.relay.store.deposit(package("pkg_1")));
+  check_argument_error(s, "relay_pull", R"({"mode":"specific","package_id":"pkg_1","limit":3})",
+                       "limit does not apply to mode specific");
+  check_argument_error(s, "relay_pull", R"({"mode":"latest","project_id":"proj_demo","query":"x"})",
+                       "query applies to mode relevant only");
+  check_argument_error(s, "relay_pull", R"({"mode":"specific","package_id":"pkg_1","query":"x"})",
+                       "query applies to mode relevant only");
+  check_argument_error(s, "relay_pull", R"({"mode":"latest","project_id":"proj_demo","package_id":"pkg_1"})",
+                       "package_id applies to mode specific only");
+  check_argument_error(s, "relay_pull", R"({"mode":"relevant","query":"x","package_id":"pkg_1"})",
+                       "package_id applies to mode specific only");
+  // An argument given twice is refused, not read as its first value.
+  check_argument_error(s, "relay_pull", R"({"mode":"latest","mode":"specific","package_id":"pkg_1"})",
+                       "duplicate member name \"mode\"");
+  // What applies still works.
+  CHECK(s.call_ok("relay_pull", R"({"mode":"latest","project_id":"proj_demo","limit":3})")["packages"]
+            .get_array()
+            .value()
+            .size() == 1);
+}
+
 TEST_CASE("an embedder that cannot search is 501 not_implemented") {
   // What a store answers for relevant mode when semantic search is not set
   // up: the embedder reports errc::unsupported.
@@ -499,6 +583,12 @@ TEST_CASE("relay_flag_for_review, relay_awaiting_review and relay_review: the L3
   check_argument_error(s, "relay_flag_for_review", R"({"review_type":"human"})", "package_id is required");
   check_argument_error(s, "relay_review", R"({"package_id":"pkg_d","status":"draft"})",
                        "status must be one of complete, revision_requested, awaiting_review");
+  // As relay review: a review_type goes with awaiting_review only, refused before the store is asked.
+  check_argument_error(s, "relay_review", R"({"package_id":"pkg_late","status":"complete","review_type":"human"})",
+                       "review_type goes with status awaiting_review");
+  check_argument_error(s, "relay_review",
+                       R"({"package_id":"pkg_404","status":"revision_requested","review_type":"agent"})",
+                       "review_type goes with status awaiting_review");
   check_argument_error(s, "relay_awaiting_review", "{}", "project_id is required");
 }
 
@@ -523,12 +613,13 @@ TEST_CASE("relay_assert_fact, relay_query_facts, relay_invalidate_fact: superses
 
   const std::string second_arguments =
       R"({"project_id":"proj_demo","subject":"longmemeval_s","predicate":"recall_any_at_5","value":"97.0",)"
-      R"("valid_from":"2026-04-10T12:00:00Z","asserted_by":{"id":"jordan","type":"human","session_id":null}})";
+      R"("valid_from":"2026-04-10T12:00:00Z","asserted_by":{"id":"jordan","type":"human","session_id":"sess_1"}})";
   const simdjson::dom::element second = s.call_ok("relay_assert_fact", second_arguments);
   CHECK(second["changed"].get_bool().value());
   CHECK(str(second["superseded"]) == first_id);
   const std::string second_id = str(second["fact"]["fact_id"]);
   CHECK(str(second["fact"]["asserted_by"]["id"]) == "jordan");
+  CHECK(str(second["fact"]["asserted_by"]["session_id"]) == "sess_1");
   // The same value again: nothing written.
   const simdjson::dom::element same = s.call_ok("relay_assert_fact", second_arguments);
   CHECK_FALSE(same["changed"].get_bool().value());
@@ -565,6 +656,16 @@ TEST_CASE("relay_assert_fact, relay_query_facts, relay_invalidate_fact: superses
             .get_array()
             .value()
             .size() == 0);
+  // As relay facts --at: an offset is converted to UTC. 13:30+02:00 is 11:30Z,
+  // before the second fact began (12:00Z); 14:30+02:00 is after.
+  const simdjson::dom::element offset =
+      s.call_ok("relay_query_facts", R"({"project_id":"proj_demo","at":"2026-04-10T13:30:00+02:00"})");
+  CHECK(str(offset["at"]) == "2026-04-10T13:30:00+02:00");
+  REQUIRE(offset["facts"].get_array().value().size() == 1);
+  CHECK(str(offset["facts"].at(0)["value"]) == "95.0");
+  CHECK(str(s.call_ok("relay_query_facts", R"({"project_id":"proj_demo","at":"2026-04-10T14:30:00+02:00"})")
+                ["facts"]
+                .at(0)["value"]) == "97.0");
 
   // Invalidation: only with a matching value, when given; then no current fact.
   const std::string key = R"("project_id":"proj_demo","subject":"longmemeval_s","predicate":"recall_any_at_5")";
@@ -597,7 +698,16 @@ TEST_CASE("fact errors: invalid_schema, project_archived, project_not_found, and
   check_argument_error(s, "relay_assert_fact", R"({"project_id":"proj_demo","subject":"a","value":"x"})",
                        "predicate is required");
   check_argument_error(s, "relay_query_facts", R"({"project_id":"proj_demo","at":"now"})",
-                       "at must be an RFC 3339 UTC timestamp");
+                       "at: invalid RFC 3339 timestamp \"now\"");
+  check_argument_error(s, "relay_query_facts", R"({"project_id":"proj_demo","at":"1969-12-31T23:59:59Z"})",
+                       "before 1970-01-01T00:00:00Z");
+  // The fact's actor has no place for a null session_id (relay assert gives none): refused, not dropped.
+  check_argument_error(s, "relay_assert_fact",
+                       "{" + key + R"(,"value":"x","asserted_by":{"id":"a","type":"human","session_id":null}})",
+                       "asserted_by.session_id must be a string, not null");
+  check_argument_error(s, "relay_assert_fact",
+                       "{" + key + R"(,"value":"x","asserted_by":{"id":"a","id":"b","type":"human"}})",
+                       "asserted_by: duplicate member name \"id\"");
   check_argument_error(s, "relay_invalidate_fact", R"({"project_id":"proj_demo","subject":"a"})",
                        "predicate is required");
   check_protocol_error(s, "relay_query_facts", R"({"project_id":"proj_nope"})", "project_not_found", 404, "proj_nope");

@@ -12,7 +12,8 @@
 // The subset of JSON Schema 2020-12 it covers is what tool arguments need:
 // "type" (one type or several, "null" included), "properties", "required",
 // "additionalProperties" (false unless allowed: unknown members are
-// refused), "items", "minItems", "maxItems", "enum" (of strings),
+// refused; a declared member given twice is refused too, since a reader
+// would see only one of the values), "items", "minItems", "maxItems", "enum" (of strings),
 // "minLength" and "maxLength" (in code points, as the standard counts),
 // "minimum", "maximum", plus the annotations "description" and "default".
 // An "integer" is any JSON number with no fractional part (10 and 10.0).
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "agentctx/core/result.hpp"
+#include "agentctx/json/canonical_form.hpp"
 #include "agentctx/json/json_type.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/mcp/jsonrpc.hpp"
@@ -335,6 +337,9 @@ class json_schema {
       if (!path.empty()) path += '.';
       path += name;
     };
+    // simdjson keeps every member of a name; a declared one given twice would
+    // be checked twice and read once (the first), so it is refused.
+    std::vector<bool> seen(properties_.size());
     for (const simdjson::dom::key_value_pair member : object) {
       const json_schema* schema = find_property(member.key);
       if (schema == nullptr) {
@@ -347,6 +352,13 @@ class json_schema {
         path.resize(parent_length);
         return fail(errc::invalid_argument, message);
       }
+      const auto index = static_cast<std::size_t>(schema - property_schemas_.data());
+      if (seen[index]) {
+        path.resize(parent_length);
+        return fail(errc::invalid_argument,
+                    (path.empty() ? std::string() : path + ": ") + json::detail::duplicate_name_message(member.key));
+      }
+      seen[index] = true;
       member_path(member.key);
       AGENTCTX_TRY(schema->check(member.value, path, what));
     }

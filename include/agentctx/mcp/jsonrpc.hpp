@@ -4,8 +4,9 @@
 // it (JSON-RPC 2.0 sections 4 and 5, with MCP's stricter rules):
 //
 //   - a request: an object with "jsonrpc": "2.0", a string "method" and an
-//     "id" that is a string or an integer (MCP forbids null ids; fractions
-//     are refused too, so the id echoes back exactly);
+//     "id" that is a string or an integer of at most 64 bits (MCP forbids
+//     null ids; fractions and longer integers, which would be read as
+//     doubles, are refused too, so the id echoes back exactly);
 //   - a notification: the same without "id"; it is never answered;
 //   - a response: an object with "result" or "error" and no "method",
 //     whatever its other members (a client answering a server request;
@@ -21,6 +22,7 @@
 
 #include <simdjson.h>
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -90,7 +92,16 @@ inline decoded_message invalid_message(rpc_error_code code, std::string message,
   return out;
 }
 
-// "a string", "null", ... for messages about a value of the wrong type.
+// What an id that is neither a string nor a 64-bit integer is, for the
+// message refusing it. simdjson reads an integer beyond 64 bits as a double:
+// it is one if the double has no fraction and is out of 64-bit range (-2^63
+// included: an id of that value written as an integer reads as an int64).
+inline std::string refused_id_type(simdjson::dom::element id) {
+  double number = 0;
+  if (id.get_double().get(number) != simdjson::SUCCESS) return std::string(json::describe_type(id));
+  const bool beyond_64_bits = std::trunc(number) == number && (number <= -0x1p63 || number >= 0x1p64);
+  return beyond_64_bits ? "an integer beyond 64 bits" : "a fraction";
+}
 
 }  // namespace detail
 
@@ -140,8 +151,7 @@ inline decoded_message decode_message(simdjson::dom::element value) {
       out.id = request_id::from_unsigned(unsigned_id);
     } else {
       return invalid_message(rpc_error_code::invalid_request,
-                             "the id must be a string or an integer, not " +
-                                 std::string(id_value.is_number() ? "a fraction" : json::describe_type(id_value)));
+                             "the id must be a string or an integer, not " + detail::refused_id_type(id_value));
     }
   }
   std::string_view version;

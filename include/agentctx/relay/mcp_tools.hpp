@@ -11,7 +11,9 @@
 //
 //   relay_deposit          deposit (8.1): {"created", "hash", "package"}
 //   relay_pull             pull (8.2), mode latest | specific | relevant:
-//                          {"mode", "packages": [{"hash", "package", scores?}]}
+//                          {"mode", "project_id", "query"?, "limit"?,
+//                          "packages": [...]}, the members of `relay pull
+//                          --json` (pull_json.hpp)
 //   relay_orient           orient (8.3): the OrientationBundle (briefing.hpp)
 //   relay_orchestrate      orchestrate (8.4): the DigestBundle (briefing.hpp)
 //   relay_flag_for_review  flag_for_review (8.5): {"hash", "package"}
@@ -25,15 +27,17 @@
 //
 // Packages appear in their current wire form with the content hash of that
 // form beside them (section 6.6: the hash is never inside the package).
-// Results are JSON objects (members in the order built: a package's as
-// deposited), sent as the text content and as structured content under the
-// declared output schemas.
+// Results are JSON objects (members in the order built: a package's as the
+// store holds them), sent as the text content and as structured content
+// under the declared output schemas.
 //
 // Errors. Arguments that break a tool's input schema are refused by the
 // server before the tool runs ("invalid arguments for relay_pull: limit
 // must be at least 1, not 0"); arguments whose need depends on another (a
-// latest pull without project_id, an `at` that is not an RFC 3339 UTC time)
-// are refused the same way by the tool. Everything the store refuses is an
+// latest pull without project_id, a limit given to a specific pull, a
+// review_type with a status other than awaiting_review, an `at` that is not
+// an RFC 3339 time) are refused the same way by the tool, in the words of
+// the `relay` command that does the same. Everything the store refuses is an
 // isError result whose text is the protocol error (errors.hpp):
 //   {"error":{"code":"duplicate_package_id","status":409,"message":"..."}}
 //
@@ -56,6 +60,7 @@
 
 #include "agentctx/agdb/embedder.hpp"
 #include "agentctx/core/result.hpp"
+#include "agentctx/core/time.hpp"
 #include "agentctx/json/value.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/mcp/json_schema.hpp"
@@ -65,6 +70,7 @@
 #include "agentctx/relay/conformance.hpp"
 #include "agentctx/relay/errors.hpp"
 #include "agentctx/relay/model.hpp"
+#include "agentctx/relay/pull_json.hpp"
 #include "agentctx/relay/search.hpp"
 #include "agentctx/relay/store.hpp"
 
@@ -114,19 +120,9 @@ inline mcp::tool_result argument_failure(std::string_view tool, std::string_view
 }
 
 // A result object as JSON text, members in the order built (the bundles'
-// as section 8.3 lists them, packages as deposited).
+// as section 8.3 lists them, packages as the store holds them).
 inline mcp::tool_result object_result(const json::value& result) {
   return mcp::tool_result::object(json::to_text(result));
-}
-
-inline json::value stored_json(const stored_package& p) {
-  return json::value::object_type{{"hash", p.hash}, {"package", p.package.wire}};
-}
-
-inline json::value stored_list_json(const std::vector<const stored_package*>& packages) {
-  json::value::array_type out;
-  for (const stored_package* p : packages) out.push_back(stored_json(*p));
-  return out;
 }
 
 inline json::value fact_list_json(const std::vector<const fact*>& facts) {
@@ -153,11 +149,25 @@ inline mcp::json_schema window_schema(unsigned max_days) {
       .description("How many days back counts as recent (default 14)");
 }
 
+inline mcp::json_schema status_change_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("status", json_schema::string().description("The status it entered"))
+      .required_property("review_type", json_schema::string())
+      .required_property("at", json_schema::string().description("When (RFC 3339 UTC)"))
+      .property("note", json_schema::string().description("The note of the flag or review"))
+      .required_property("hash", json_schema::string().description("Content hash of the package in its new state"));
+}
+
 inline mcp::json_schema stored_package_schema() {
   using mcp::json_schema;
   return json_schema::object()
       .required_property("hash", json_schema::string().description("Content hash of the package as shown (sha256:...)"))
       .required_property("package", open_object("The Context Package (seed 001 section 6)"))
+      .property("deposited_hash",
+                json_schema::string().description("Content hash of the package as deposited (specific mode)"))
+      .property("status_changes", json_schema::array(status_change_schema())
+                                      .description("Its status changes, oldest first (specific mode)"))
       .property("score", json_schema::number().description("Fused rank score (relevant mode)"))
       .property("vector_score", json_schema::number().description("Cosine similarity with the query (relevant mode)"))
       .property("lexical_score", json_schema::number().description("BM25 score (relevant mode)"));
@@ -213,8 +223,10 @@ inline mcp::json_schema pull_output_schema() {
   using mcp::json_schema;
   return json_schema::object()
       .required_property("mode", json_schema::string().allowed_values({"latest", "specific", "relevant"}))
-      .property("project_id", json_schema::string())
-      .property("query", json_schema::string())
+      .required_property("project_id", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null})
+                                           .description("The project pulled from; null: every project"))
+      .property("query", json_schema::string().description("relevant mode"))
+      .property("limit", json_schema::integer().description("latest and relevant modes"))
       .required_property("packages",
                          json_schema::array(stored_package_schema())
                              .description("Newest first (latest), best first (relevant), or the one package"));
@@ -310,7 +322,9 @@ inline mcp::json_schema assert_input_schema() {
       json_schema::object()
           .required_property("id", id_schema("Actor identifier"))
           .required_property("type", json_schema::string().allowed_values({"human", "agent", "script"}))
-          .property("session_id", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null}))
+          // A string only, as `relay assert` gives none: the fact's actor has
+          // no place for a null (a copy of created_by keeps its members as they are).
+          .property("session_id", json_schema::string().description("The actor's session"))
           .description("Who asserts it (default: the source package's created_by)");
   return json_schema::object()
       .required_property("project_id", id_schema("The project"))
@@ -356,8 +370,9 @@ inline mcp::json_schema query_facts_input_schema() {
       .property("subject", id_schema("Only facts about this subject"))
       .property("predicate", id_schema("Only facts of this predicate"))
       .property("at", json_schema::string().description(
-                          "A time (RFC 3339 UTC): the facts that held then. Without it: the history of the facts "
-                          "matching subject/predicate when either is given, else the current facts"));
+                          "A time (RFC 3339; an offset is converted to UTC): the facts that held then. Without it: "
+                          "the history of the facts matching subject/predicate when either is given, else the "
+                          "current facts"));
 }
 
 inline mcp::json_schema query_facts_output_schema() {
@@ -408,40 +423,34 @@ inline mcp::tool_result deposit_tool(mcp_tool_state& state, simdjson::dom::objec
 inline mcp::tool_result pull_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
   constexpr std::string_view tool = "relay_pull";
   const std::string mode = *string_argument(arguments, "mode");
-  const std::optional<std::string> project_id = string_argument(arguments, "project_id");
-  const std::size_t limit = static_cast<std::size_t>(integer_argument(arguments, "limit").value_or(5));
-  json::value out = json::value::object_type{{"mode", mode}};
-  if (project_id) out.set("project_id", *project_id);
+  const std::string project_id = string_argument(arguments, "project_id").value_or(std::string());
+  const std::optional<std::string> package_id = string_argument(arguments, "package_id");
+  const std::optional<std::string> query = string_argument(arguments, "query");
+  const std::optional<std::int64_t> limit_argument = integer_argument(arguments, "limit");
+  const std::size_t limit = static_cast<std::size_t>(limit_argument.value_or(5));
+  // As `relay pull`: an argument of another mode is refused, not ignored.
+  if (mode != "relevant" && query) return argument_failure(tool, "query applies to mode relevant only");
+  if (mode != "specific" && package_id) return argument_failure(tool, "package_id applies to mode specific only");
 
   if (mode == "latest") {
-    if (!project_id) return argument_failure(tool, "mode latest needs project_id");
-    auto latest = state.relay->latest(*project_id, limit);
+    if (project_id.empty()) return argument_failure(tool, "mode latest needs project_id");
+    auto latest = state.relay->latest(project_id, limit);
     if (!latest) return protocol_failure(latest.error());
-    out.set("packages", stored_list_json(*latest));
-  } else if (mode == "specific") {
-    const std::optional<std::string> package_id = string_argument(arguments, "package_id");
-    if (!package_id) return argument_failure(tool, "mode specific needs package_id");
-    auto found = state.relay->pull_specific(*package_id, project_id.value_or(std::string()));
-    if (!found) return protocol_failure(found.error());
-    out.set("packages", json::value::array_type{stored_json(**found)});
-  } else {
-    const std::optional<std::string> query = string_argument(arguments, "query");
-    if (!query) return argument_failure(tool, "mode relevant needs query");
-    out.set("query", *query);
-    auto hits = pull_relevant(*state.relay, project_id.value_or(std::string()), *query, limit, *state.embedder,
-                              &state.index);
-    if (!hits) return protocol_failure(hits.error());
-    json::value::array_type packages;
-    for (const relevant_hit& hit : *hits) {
-      json::value item = stored_json(*hit.package);
-      item.set("score", hit.score);
-      item.set("vector_score", hit.vector_score);
-      item.set("lexical_score", hit.lexical_score);
-      packages.push_back(std::move(item));
-    }
-    out.set("packages", std::move(packages));
+    return object_result(latest_pull_json(project_id, limit, *latest));
   }
-  return object_result(out);
+  if (mode == "specific") {
+    if (!package_id) return argument_failure(tool, "mode specific needs package_id");
+    if (limit_argument) return argument_failure(tool, "limit does not apply to mode specific");
+    auto found = state.relay->pull_specific(*package_id, project_id);
+    if (!found) return protocol_failure(found.error());
+    return object_result(json::value::object_type{{"mode", "specific"},
+                                                  {"project_id", pull_project_json(project_id)},
+                                                  {"packages", json::value::array_type{package_detail_json(**found)}}});
+  }
+  if (!query) return argument_failure(tool, "mode relevant needs query");
+  auto hits = pull_relevant(*state.relay, project_id, *query, limit, *state.embedder, &state.index);
+  if (!hits) return protocol_failure(hits.error());
+  return object_result(relevant_pull_json(project_id, *query, limit, *hits));
 }
 
 inline mcp::tool_result orient_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
@@ -475,17 +484,23 @@ inline mcp::tool_result flag_tool(mcp_tool_state& state, simdjson::dom::object a
       *string_argument(arguments, "package_id"), *parse_review_type(*string_argument(arguments, "review_type")),
       string_argument(arguments, "note"), string_argument(arguments, "project_id").value_or(std::string()));
   if (!flagged) return protocol_failure(flagged.error());
-  return object_result(stored_json(**flagged));
+  return object_result(stored_package_json(**flagged));
 }
 
 inline mcp::tool_result review_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  const package_status status = *parse_package_status(*string_argument(arguments, "status"));
   std::optional<review_type> type;
-  if (auto text = string_argument(arguments, "review_type")) type = parse_review_type(*text);
-  auto reviewed = state.relay->review(
-      *string_argument(arguments, "package_id"), *parse_package_status(*string_argument(arguments, "status")),
-      string_argument(arguments, "note"), string_argument(arguments, "project_id").value_or(std::string()), type);
+  if (auto text = string_argument(arguments, "review_type")) {
+    // As `relay review`: a reviewer's decision names no reviewer.
+    if (status != package_status::awaiting_review) {
+      return argument_failure("relay_review", "review_type goes with status awaiting_review");
+    }
+    type = parse_review_type(*text);
+  }
+  auto reviewed = state.relay->review(*string_argument(arguments, "package_id"), status, string_argument(arguments, "note"),
+                                      string_argument(arguments, "project_id").value_or(std::string()), type);
   if (!reviewed) return protocol_failure(reviewed.error());
-  return object_result(stored_json(**reviewed));
+  return object_result(stored_package_json(**reviewed));
 }
 
 inline mcp::tool_result assert_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
@@ -529,8 +544,9 @@ inline mcp::tool_result query_facts_tool(mcp_tool_state& state, simdjson::dom::o
   const std::optional<std::string> at = string_argument(arguments, "at");
   std::optional<utc_instant> at_instant;
   if (at) {
-    auto parsed = member_reader::parse_utc_time("at", *at);
-    if (!parsed) return argument_failure("relay_query_facts", parsed.error().message);
+    // As `relay facts --at`: any RFC 3339 time, an offset converted to UTC.
+    auto parsed = parse_rfc3339_utc_instant(*at);
+    if (!parsed) return argument_failure("relay_query_facts", "at: " + parsed.error().message);
     at_instant = std::move(*parsed);
   }
   if (state.relay->find_project(project_id) == nullptr) {
@@ -569,7 +585,8 @@ inline mcp::tool_result awaiting_tool(mcp_tool_state& state, simdjson::dom::obje
   const std::string project_id = *string_argument(arguments, "project_id");
   auto awaiting = state.relay->awaiting_review(project_id);
   if (!awaiting) return protocol_failure(awaiting.error());
-  return object_result(json::value::object_type{{"project_id", project_id}, {"packages", stored_list_json(*awaiting)}});
+  return object_result(
+      json::value::object_type{{"project_id", project_id}, {"packages", stored_package_list_json(*awaiting)}});
 }
 
 inline mcp::tool_result conformance_tool(mcp_tool_state&, simdjson::dom::object) {
@@ -601,8 +618,9 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
        "content is error 409 duplicate_package_id.",
        detail::deposit_input_schema(), detail::deposit_output_schema(), detail::deposit_tool},
       {"relay_pull", "Pull context packages",
-       "Reads packages: mode latest (the newest of project_id, newest first), specific (package_id; 404 "
-       "package_not_found when missing) or relevant (hybrid semantic and keyword search for query, best "
+       "Reads packages: mode latest (the newest of project_id, newest first), specific (package_id, in full: "
+       "its status changes with the notes of flags and reviews; 404 package_not_found when missing) or "
+       "relevant (hybrid semantic and keyword search for query, best "
        "first, with scores).",
        detail::pull_input_schema(max_limit), detail::pull_output_schema(), detail::pull_tool},
       {"relay_orient", "Orient in a project",

@@ -122,6 +122,10 @@ try {
     assert.equal(result.packages.length, 1);
     assert.equal(result.packages[0].hash, hash);
     assert.equal(result.packages[0].package["x-trust-score"], 0.9);
+    // The members of `relay pull --mode specific --json`: the package in full.
+    assert.equal(result.project_id, null);
+    assert.equal(result.packages[0].deposited_hash, hash);
+    assert.deepEqual(result.packages[0].status_changes, []);
     const error = await protocolError(client, "relay_pull", { mode: "specific", package_id: "pkg_missing" });
     assert.deepEqual([error.code, error.status], ["package_not_found", 404]);
   });
@@ -201,6 +205,11 @@ try {
     const done = await ok(client, "relay_review", { package_id: "pkg_sdk_2", status: "complete" });
     assert.equal(done.package.status, "complete");
     assert.deepEqual((await ok(client, "relay_awaiting_review", { project_id: project })).packages, []);
+    // The flag's note reads back through a specific pull.
+    const pulled = await ok(client, "relay_pull", { mode: "specific", package_id: "pkg_sdk_2" });
+    assert.deepEqual(pulled.packages[0].status_changes.map((c) => [c.status, c.review_type, c.note]),
+                     [["awaiting_review", "human", "check the numbers"], ["complete", "human", undefined]]);
+    assert.equal(pulled.packages[0].status_changes[1].hash, done.hash);
   });
 
   await check("relay_conformance: L3", async () => {
@@ -216,7 +225,10 @@ try {
       ["relay_pull", { mode: "latest" }, /mode latest needs project_id/],
       ["relay_pull", { mode: "latest", project_id: project, limit: 0 }, /limit must be at least 1/],
       ["relay_assert_fact", { ...key, value: 97 }, /value must be a string, not a number/],
-      ["relay_query_facts", { project_id: project, at: "yesterday" }, /at must be an RFC 3339 UTC timestamp/],
+      ["relay_query_facts", { project_id: project, at: "yesterday" }, /at: invalid RFC 3339 timestamp "yesterday"/],
+      ["relay_pull", { mode: "specific", package_id: "pkg_sdk_1", limit: 2 }, /limit does not apply to mode specific/],
+      ["relay_review", { package_id: "pkg_sdk_1", status: "complete", review_type: "human" },
+       /review_type goes with status awaiting_review/],
       ["relay_deposit", { package: "{}" }, /package must be an object/],
     ];
     for (const [name, args, message] of cases) {

@@ -701,10 +701,11 @@ TEST_CASE("fact errors: invalid_schema, project_archived, project_not_found, and
                        "at: invalid RFC 3339 timestamp \"now\"");
   check_argument_error(s, "relay_query_facts", R"({"project_id":"proj_demo","at":"1969-12-31T23:59:59Z"})",
                        "before 1970-01-01T00:00:00Z");
-  // The fact's actor has no place for a null session_id (relay assert gives none): refused, not dropped.
-  check_argument_error(s, "relay_assert_fact",
-                       "{" + key + R"(,"value":"x","asserted_by":{"id":"a","type":"human","session_id":null}})",
-                       "asserted_by.session_id must be a string, not null");
+  // A null session_id (section 7.5's example) is no session, as when absent.
+  const simdjson::dom::element no_session = s.call_ok(
+      "relay_assert_fact", "{" + key + R"(,"value":"x","asserted_by":{"id":"a","type":"human","session_id":null}})");
+  CHECK(str(no_session["fact"]["asserted_by"]["id"]) == "a");
+  CHECK(no_session["fact"]["asserted_by"]["session_id"].error() == simdjson::NO_SUCH_FIELD);
   check_argument_error(s, "relay_assert_fact",
                        "{" + key + R"(,"value":"x","asserted_by":{"id":"a","id":"b","type":"human"}})",
                        "asserted_by: duplicate member name \"id\"");

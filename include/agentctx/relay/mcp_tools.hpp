@@ -322,9 +322,10 @@ inline mcp::json_schema assert_input_schema() {
       json_schema::object()
           .required_property("id", id_schema("Actor identifier"))
           .required_property("type", json_schema::string().allowed_values({"human", "agent", "script"}))
-          // A string only, as `relay assert` gives none: the fact's actor has
-          // no place for a null (a copy of created_by keeps its members as they are).
-          .property("session_id", json_schema::string().description("The actor's session"))
+          // Null (as in section 7.5's example) is no session, like absent: the
+          // fact's asserted_by is then written without it.
+          .property("session_id", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null})
+                                      .description("The actor's session; null or absent: none"))
           .description("Who asserts it (default: the source package's created_by)");
   return json_schema::object()
       .required_property("project_id", id_schema("The project"))

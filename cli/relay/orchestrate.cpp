@@ -135,7 +135,7 @@ void register_orchestrate(CLI::App& app, command_table& table) {
   sub->add_option("--snippets", opts->snippets,
                   "How many snippets at the most (with --focus; default " +
                       std::to_string(relay::orchestrate_options{}.snippets) + ")")
-      ->check(positive_count);
+      ->check(agentctx_cli::positive_count_at_most(relay::max_pull_limit));
   sub->add_option("--window-days", opts->window_days, "Packages created in the last N days")
       ->capture_default_str()
       ->check(agentctx_cli::positive_count_at_most(std::numeric_limits<unsigned>::max()));

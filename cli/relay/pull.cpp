@@ -107,7 +107,7 @@ void register_pull(CLI::App& app, command_table& table) {
   sub->add_option("--package", opts->package, "The package id (specific)");
   sub->add_option("--query", opts->query, "The text to rank packages against (relevant)");
   sub->add_option("--limit", opts->limit, "How many packages at the most (latest, relevant; default 5)")
-      ->check(positive_count);
+      ->check(agentctx_cli::positive_count_at_most(relay::max_pull_limit));
   agentctx_cli::add_embedder_options(*sub, opts->embedder);
   add_common_options(*sub, *opts);
 }

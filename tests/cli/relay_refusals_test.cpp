@@ -296,6 +296,13 @@ TEST_CASE("relay refuses options that do not apply to the mode asked for") {
   check_failure(f.run({"review", "--list"}), exit_usage, "--list needs --project P (run 'relay review --help' for usage)");
   check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_1", "--embedder", "hash"}), exit_usage,
                 "--embedder applies to --mode relevant only");
+  // A limit past what relay serve takes (it was printed as a double from 2^53 on).
+  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--limit", "1001"}), exit_usage,
+                "--limit: must be at most 1000, not '1001'");
+  check_failure(f.run({"pull", "--mode", "relevant", "--query", "x", "--limit", "9007199254740993"}), exit_usage,
+                "must be at most 1000");
+  check_failure(f.run({"orchestrate", "--project", "proj_demo", "--focus", "x", "--snippets", "1001"}), exit_usage,
+                "--snippets: must be at most 1000");
   // relay_pull and relay_review (relay serve) refuse the same, in the same words.
   check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_1", "--limit", "3"}), exit_usage,
                 "--limit does not apply to --mode specific");

@@ -1509,9 +1509,11 @@ TEST_CASE("an invalidate record must name its project and facts of it") {
     require_value(store.deposit(package("pkg_o", "proj_other")));
   }
   const std::vector<std::string> sound = record_payloads(log_bytes(fs));
-  for (const auto& [project, message] :
+  for (const auto& named :
        std::vector<std::pair<std::string, std::string>>{{"proj_nope", R"(invalidate record for unknown project "proj_nope")"},
                                                         {"proj_other", "invalidate record names a fact of another project"}}) {
+    const std::string& project = named.first;
+    const std::string& message = named.second;
     CAPTURE(project);
     std::vector<std::string> payloads = sound;
     payloads.push_back(R"({"fact_ids":[")" + fact_id + R"("],"project_id":")" + project +
@@ -1536,14 +1538,22 @@ TEST_CASE("a session whose start record repair lost lists the packages deposited
     auto store = open_store(fs);
     require_value(store.deposit(package("pkg_0")));
     id = require_value(store.start_session("proj_demo", "claude", relay::actor_type::agent))->session_id;
-    auto p = package("pkg_a");
-    p.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", id}});
-    require_value(store.deposit(p));
+    // Its actor's package; another actor's naming it; its actor's after it ended.
+    for (const auto& [pkg, by] : std::vector<std::pair<std::string, std::string>>{{"pkg_a", "claude"}, {"pkg_b", "bob"}}) {
+      auto p = package(pkg);
+      p.set("created_by", json::value::object_type{{"id", by}, {"type", "agent"}, {"session_id", id}});
+      require_value(store.deposit(p));
+    }
     require_value(store.end_session(id));
+    auto late = package("pkg_c");
+    late.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", id}});
+    require_value(store.deposit(late));
+    CHECK(*store.session_wire(*store.find_session(id)).find("packages_deposited") ==
+          json::value(json::value::array_type{"pkg_a"}));
   }
   const std::string whole = log_bytes(fs);
   const std::vector<std::uint64_t> offsets = record_offsets(whole);
-  REQUIRE(offsets.size() == 4);  // pkg_0, the session's start, pkg_a, its end
+  REQUIRE(offsets.size() == 6);  // pkg_0, the session's start, pkg_a, pkg_b, its end, pkg_c
   std::string damaged = whole;
   damaged[offsets[1] + relay::record_header_size + 10] ^= 0x01;
   write_log(fs, damaged);

@@ -76,7 +76,7 @@ enum class header_check { ok, bad_magic, unsupported_version, incomplete, damage
 
 inline header_check check_log_header(std::span<const std::byte> bytes) noexcept {
   // Zeros: a file system that made the new length durable before the
-  // header's bytes (XFS, ext4 data=writeback) after a crash in creation.
+  // header's bytes (XFS) after a crash in creation.
   const auto all_zero = [&] { return std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; }); };
   if (bytes.size() == log_header_size && all_zero()) return header_check::incomplete;
   if (bytes.size() < log_header_size) {

@@ -79,7 +79,7 @@ namespace agentctx::relay {
 struct mcp_tool_options {
   /// The largest `limit` relay_pull accepts and the largest `snippets`
   /// relay_orchestrate accepts.
-  std::size_t max_limit = 1000;
+  std::size_t max_limit = max_pull_limit;
   /// The largest window_days relay_orient and relay_orchestrate accept.
   unsigned max_window_days = 36'500;
 };

@@ -36,6 +36,10 @@
 
 namespace agentctx::relay {
 
+/// The most packages one pull (its limit) or orchestrate digest (its
+/// snippets) takes: the relay CLIs' and relay serve's bound.
+inline constexpr std::size_t max_pull_limit = 1000;
+
 struct relevant_hit {
   const stored_package* package = nullptr;  ///< valid until the store's next write or refresh
   double score = 0.0;                       ///< fused reciprocal-rank score

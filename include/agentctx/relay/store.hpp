@@ -1792,16 +1792,22 @@ class store {
       // Created already ended: an import. Without packages_deposited it was
       // written by an earlier version's import (which left the list out and
       // wrote the session before its packages).
-      listless_imports_.insert(s->session_id);
-      // Its packages may come before it too: when store::repair lost the
-      // record that started it, this record (its end) is its first.
+      // Or the end of a session whose start record store::repair lost: its
+      // packages, its actor's that name it, come before this record, and
+      // none after (it has ended).
+      std::vector<std::string> before;
       if (auto project = projects_.find(s->project_id); project != projects_.end()) {
-        session_package_list& list = session_packages_[s->session_id];
         for (std::size_t index : project->second.packages) {
           const package& p = packages_[index].package;
-          if (p.created_by.session_id == s->session_id && list.listed.insert(p.package_id).second) {
-            list.ids.push_back(p.package_id);
-          }
+          if (p.created_by.session_id == s->session_id && p.created_by.id == s->actor_id) before.push_back(p.package_id);
+        }
+      }
+      if (before.empty()) {
+        listless_imports_.insert(s->session_id);
+      } else {
+        session_package_list& list = session_packages_[s->session_id];
+        for (std::string& id : before) {
+          if (list.listed.insert(id).second) list.ids.push_back(std::move(id));
         }
       }
     }

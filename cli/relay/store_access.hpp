@@ -81,6 +81,12 @@ int with_writer(const writer_options& o, Body&& body) {
   if (const int refused = check_store_argument(o)) return refused;
   auto store = relay::store::open(agentctx::io::default_file_system(), o.store, options);
   if (!store) return report_open_error(o, store.error());
+  if (const auto& cut = store->tail_cut()) {
+    std::cerr << o.program << ": note: the log ended in the torn tail of an append a crash interrupted ("
+              << count_of(cut->bytes, "byte") << " at byte " << cut->offset << ": "
+              << agentctx::printable_line(cut->problem) << "); cut, and kept as "
+              << agentctx::escape_for_message(cut->kept_as, 400) << '\n';
+  }
   const int code = body(*store);
   // The command has reported its own failure; a store that could not be
   // removed stays, empty, and a warning says so.

@@ -28,6 +28,11 @@ int run_verify(const common_options& o) {
         w.key("quarantined").begin_array();
         for (const std::string& q : report->quarantined) w.value(q);
         w.end_array();
+        if (report->torn_tail_offset) {
+          w.key("torn_tail").begin_object();
+          w.key("offset").value(*report->torn_tail_offset).key("bytes").value(report->torn_tail_bytes);
+          w.end_object();
+        }
         w.end_object();
       });
       return code;
@@ -36,6 +41,11 @@ int run_verify(const common_options& o) {
     const std::string checked = "checked " + count_of(report->packages, "package") + ", " +
                                 count_of(report->status_changes, "status change") + " and " +
                                 count_of(report->facts, "fact");
+    if (report->torn_tail_offset) {
+      std::cout << "the log ends in the torn tail of an append a crash interrupted ("
+                << count_of(report->torn_tail_bytes, "byte") << " at byte " << *report->torn_tail_offset
+                << "): never acknowledged; the next write cuts it, keeping its bytes beside the log\n";
+    }
     if (report->ok()) {
       std::cout << "ok: " << checked << '\n';
     } else {

@@ -712,6 +712,40 @@ TEST_CASE("relay repair salvages a damaged store and keeps the damaged log; a dr
   CHECK(f.run({"repair"}).out == "nothing to repair: 2 records kept, none lost\n");
 }
 
+TEST_CASE("relay verify reports a torn tail; the next write cuts it, keeps its bytes beside the log and says so") {
+  relay_fixture f;
+  const auto [log, offsets] = three_deposits(f);
+  const std::string torn = log.substr(0, log.size() - 9);  // the last append lost its last 9 bytes
+  cli_test::write_file(f.store + "/relay.log", torn);
+  const std::string tail_bytes = std::to_string(torn.size() - offsets[2]);
+  const run_result verified = f.run({"verify"});
+  check_clean_success(verified);
+  CHECK(verified.out == "the log ends in the torn tail of an append a crash interrupted (" + tail_bytes +
+                            " bytes at byte " + std::to_string(offsets[2]) +
+                            "): never acknowledged; the next write cuts it, keeping its bytes beside the log\n"
+                            "ok: checked 2 packages, 0 status changes and 0 facts\n");
+  simdjson::dom::parser parser;
+  const auto report = f.json(parser, {"verify"});
+  CHECK(number_of(report["torn_tail"], "offset") == offsets[2]);
+  CHECK(number_of(report["torn_tail"], "bytes") == torn.size() - offsets[2]);
+
+  const run_result deposited = f.run({"deposit", f.file("four.json", package_text("pkg_four", "Fourth"))});
+  CHECK(deposited.exit_code == 0);
+  CHECK(deposited.err.starts_with("relay: note: the log ended in the torn tail of an append a crash interrupted (" +
+                                  tail_bytes + " bytes at byte " + std::to_string(offsets[2]) +
+                                  ": incomplete record ("));
+  std::vector<std::string> kept;
+  for (const auto& entry : std::filesystem::directory_iterator(f.store)) {
+    if (entry.path().filename().string().starts_with("relay.log.torn-")) kept.push_back(entry.path().string());
+  }
+  REQUIRE(kept.size() == 1);
+  CHECK(contains(deposited.err, "); cut, and kept as " + kept[0] + "\n"));
+  CHECK(cli_test::read_file(kept[0]) == torn.substr(offsets[2]));
+  const run_result after = f.run({"verify"});
+  check_clean_success(after);
+  CHECK(after.out == "ok: checked 3 packages, 0 status changes and 0 facts\n");
+}
+
 TEST_CASE("relay refuses damage that runs to the end of the log instead of cutting it; repair keeps the rest") {
   relay_fixture f;
   const auto [log, offsets] = three_deposits(f);

@@ -539,14 +539,30 @@ TEST_CASE("a torn last record is cut by the writer and ignored by readers; damag
   const std::string whole = log_bytes(fs);
   // Torn: the last record lacks its last 5 bytes.
   write_log(fs, whole.substr(0, whole.size() - 5));
+  const std::uint64_t last =
+      relay::scan_records(std::as_bytes(std::span(whole.data(), whole.size())), relay::log_header_size).records.back().offset;
   {
     auto reader = open_store(fs, true);
     CHECK(require_value(reader.latest("proj_demo")).size() == 1);
     CHECK(log_bytes(fs).size() == whole.size() - 5);  // readers cut nothing
+    CHECK_FALSE(reader.tail_cut().has_value());
+    const relay::verify_report report = require_value(reader.verify());
+    CHECK(report.ok());  // a torn tail is not damage, but verify says it is there
+    CHECK(report.torn_tail_offset == std::optional<std::uint64_t>(last));
+    CHECK(report.torn_tail_bytes == whole.size() - 5 - last);
     auto writer = open_store(fs);
     CHECK(require_value(writer.latest("proj_demo")).size() == 1);
-    CHECK(log_bytes(fs).size() < whole.size() - 5);  // the writer cut it
+    CHECK(log_bytes(fs).size() == last);  // the writer cut it
+    // ... keeping what it cut beside the log.
+    REQUIRE(writer.tail_cut().has_value());
+    CHECK(writer.tail_cut()->offset == last);
+    CHECK(writer.tail_cut()->bytes == whole.size() - 5 - last);
+    CHECK(writer.tail_cut()->problem.starts_with("incomplete record"));
+    CHECK(writer.tail_cut()->kept_as.starts_with("/r/relay.log.torn-"));
+    auto kept = require_value(fs.map(writer.tail_cut()->kept_as));
+    CHECK(std::string(reinterpret_cast<const char*>(kept.data()), kept.size()) == whole.substr(last, whole.size() - 5 - last));
     CHECK(require_value(writer.deposit(package("pkg_2"))).created);
+    CHECK_FALSE(require_value(writer.verify()).torn_tail_offset.has_value());
   }
   // Zeros where a record should start (space allocated, never written): torn too.
   write_log(fs, whole + std::string(64, '\0'));

@@ -24,7 +24,8 @@
 // store object must not be used from two threads at once.
 //
 // Crashes: at open, a writer cuts an incomplete last record (a crash during
-// an append: that operation was never acknowledged). A record that fails its
+// an append: that operation was never acknowledged), keeping its bytes in
+// relay.log.torn-<unix ms> (tail_cut() says so). A record that fails its
 // checksum with records after it, or that does not apply to the state before
 // it, is damage: open fails with errc::corrupt naming the offset, and nothing
 // is cut; store::repair() salvages such a log (keeping the damaged one). A failed append or sync poisons the writer: every later write fails
@@ -152,12 +153,25 @@ struct assert_outcome {
   std::optional<std::string> superseded;   ///< fact_id whose valid_to was set
 };
 
+/// The torn tail a writer's open cut from the log (store::tail_cut).
+struct cut_tail {
+  std::uint64_t offset = 0;  ///< where the log now ends
+  std::uint64_t bytes = 0;   ///< how many bytes were cut
+  std::string kept_as;       ///< the file beside the log that holds them
+  std::string problem;       ///< what was wrong with the record at `offset`
+};
+
 /// What verify() found.
 struct verify_report {
   std::size_t packages = 0;
   std::size_t status_changes = 0;
   std::size_t facts = 0;
   std::vector<std::string> quarantined;  ///< "project_id/package_id: why"
+  /// The log ends in the torn tail of an append a crash interrupted (never
+  /// acknowledged; the next writer cuts it, keeping its bytes beside the
+  /// log): where it starts and how long it is. Not damage.
+  std::optional<std::uint64_t> torn_tail_offset;
+  std::uint64_t torn_tail_bytes = 0;
   bool ok() const noexcept { return quarantined.empty(); }
 };
 
@@ -775,6 +789,10 @@ class store {
     verify_report report;
     report.packages = fresh->packages_.size();
     report.facts = fresh->facts_.size();
+    if (fresh->torn_tail_bytes_ != 0) {
+      report.torn_tail_offset = fresh->loaded_end_;
+      report.torn_tail_bytes = fresh->torn_tail_bytes_;
+    }
     for (const stored_package& p : fresh->packages_) {
       report.status_changes += p.changes.size();
       if (p.quarantined) report.quarantined.push_back(p.package.project_id + "/" + p.package.package_id + ": " + fresh->quarantine_reasons_.at(p.sequence));
@@ -914,19 +932,18 @@ class store {
     }
     if (!report.needed() || options.dry_run) return report;
 
-    const std::uint64_t now = options.clock ? options.clock() : now_unix_ms();
-    report.backup = log_path + ".damaged-" + std::to_string(now);
-    for (int n = 1;; ++n) {  // never replace an earlier backup
-      auto taken = fs.exists(report.backup);
-      if (!taken) return unexpected(std::move(taken).error());
-      if (!*taken) break;
-      report.backup = log_path + ".damaged-" + std::to_string(now) + "-" + std::to_string(n);
-    }
-    AGENTCTX_TRY(io::write_file_atomically(fs, report.backup, bytes));
+    auto backup = keep_beside(fs, log_path, ".damaged-", options.clock ? options.clock() : now_unix_ms(), bytes);
+    if (!backup) return unexpected(std::move(backup).error());
+    report.backup = std::move(*backup);
     AGENTCTX_TRY(io::write_file_atomically(fs, log_path, std::as_bytes(std::span(rebuilt.data(), rebuilt.size()))));
     report.rewritten = true;
     return report;
   }
+
+  /// What this writer's open cut from the end of the log: the torn tail of
+  /// an append a crash interrupted (never acknowledged), kept first in a
+  /// file beside the log. Empty when it cut nothing (and for readers).
+  const std::optional<cut_tail>& tail_cut() const noexcept { return tail_cut_; }
 
   /// Why a quarantined package was quarantined.
   std::string quarantine_reason(const stored_package& p) const {
@@ -1328,6 +1345,23 @@ class store {
     return *got == header.size() && header == last_record_header_;
   }
 
+  // Writes `bytes` to `log_path` + `suffix` + `now` (then -1, -2, ... when
+  // that name is taken: an earlier file is never replaced), atomically and
+  // synced; returns the path.
+  static result<std::string> keep_beside(io::file_system& fs, const std::string& log_path, std::string_view suffix,
+                                         std::uint64_t now, std::span<const std::byte> bytes) {
+    const std::string stem = log_path + std::string(suffix) + std::to_string(now);
+    std::string path = stem;
+    for (int n = 1;; ++n) {
+      auto taken = fs.exists(path);
+      if (!taken) return unexpected(std::move(taken).error());
+      if (!*taken) break;
+      path = stem + "-" + std::to_string(n);
+    }
+    AGENTCTX_TRY(io::write_file_atomically(fs, path, bytes));
+    return path;
+  }
+
   // The bytes of relay.log from `offset` to its end. The writer maps the
   // log: it holds the lock, so nothing changes the file under it. A reader
   // reads a copy (pread): a writer that opens after a crash cuts the torn
@@ -1354,7 +1388,7 @@ class store {
     // Where mapped's first byte is in the log.
     const std::uint64_t base = options_.read_only ? offset : 0;
     const std::uint64_t from = offset;
-    const auto bytes = mapped->bytes();
+    std::span<const std::byte> bytes = mapped->bytes();
     if (offset == 0) {
       switch (check_log_header(bytes)) {
         case header_check::ok: break;
@@ -1374,14 +1408,21 @@ class store {
       // cuts it and appends: what looks damaged is read once more.
       mapped = log_bytes_from(from);
       if (!mapped) return unexpected(std::move(mapped).error());
-      scan = scan_records(mapped->bytes(), offset, base);
+      bytes = mapped->bytes();
+      scan = scan_records(bytes, offset, base);
     }
     AGENTCTX_TRY(replay(scan.records));
     if (scan.tail == log_tail::damaged) {
       return fail(errc::corrupt, "relay.log is damaged: " + scan.problem, path_of(log_file_name), scan.valid_end);
     }
+    torn_tail_bytes_ = scan.tail == log_tail::torn ? base + bytes.size() - scan.valid_end : 0;
     if (scan.tail == log_tail::torn && !options_.read_only) {
-      // An append a crash interrupted: never acknowledged, so cut it.
+      // An append a crash interrupted: never acknowledged, so cut it, but
+      // keep its bytes beside the log first (should damage ever look torn).
+      const auto cut = bytes.subspan(static_cast<std::size_t>(scan.valid_end - base));
+      auto kept = keep_beside(*fs_, path_of(log_file_name), ".torn-", clock_(), cut);
+      if (!kept) return unexpected(std::move(kept).error());
+      tail_cut_ = cut_tail{scan.valid_end, cut.size(), std::move(*kept), scan.problem};
       AGENTCTX_TRY(log_->truncate(scan.valid_end));
       AGENTCTX_TRY(log_->sync());
     }
@@ -1839,6 +1880,8 @@ class store {
   // checksum), by which refresh() tells that relay.log was replaced.
   std::uint64_t last_record_offset_ = 0;
   std::array<std::byte, record_header_size> last_record_header_{};
+  std::optional<cut_tail> tail_cut_;  // what this writer's open cut
+  std::uint64_t torn_tail_bytes_ = 0;  // a reader's: the torn tail after loaded_end_ when it last read
   std::size_t record_count_ = 0;
   bool poisoned_ = false;
   json::canonicalizer canonicalizer_;

@@ -31,26 +31,37 @@ enum exit_code : int {
   exit_usage = 2,    ///< bad arguments, or an I/O error (missing file, permission)
 };
 
-/// Accepts a whole number from 1 to `max` (a count or a size), with a message
-/// that says so: CLI::PositiveNumber would accept 0.5 and, on 0, quote the
-/// largest double, and a value beyond the option's type would be only "Could
-/// not convert".
-inline CLI::Validator positive_count_at_most(std::uint64_t max) {
+/// Accepts a whole number from `min` to `max` (a count or a size), written
+/// in decimal, with a message that says so: CLI::PositiveNumber would accept
+/// 0.5 and, on 0, quote the largest double; a value beyond the option's type
+/// would be only "Could not convert"; and CLI11 reads an integer the way
+/// strtoull does with base 0, so "010" would be 8 and "0x10" 16.
+inline CLI::Validator count_between(std::uint64_t min, std::uint64_t max) {
   return CLI::Validator(
-      [max](std::string& text) -> std::string {
+      [min, max](std::string& text) -> std::string {
         std::uint64_t value = 0;
         const auto [end, problem] = std::from_chars(text.data(), text.data() + text.size(), value);
         const bool whole = end == text.data() + text.size() && text.find_first_not_of("0123456789") == std::string::npos;
+        const std::string shown = "'" + text + "'";
+        if (whole && text.size() > 1 && text[0] == '0') return "must be written without leading zeros, not " + shown;
         if (whole && !text.empty() && (problem == std::errc::result_out_of_range || value > max)) {
-          return "must be at most " + std::to_string(max) + ", not '" + text + "'";
+          return "must be at most " + std::to_string(max) + ", not " + shown;
         }
-        if (problem != std::errc{} || !whole || value == 0) {
-          return "must be a whole number of at least 1, not '" + text + "'";
+        if (problem != std::errc{} || !whole || value < min) {
+          return (min == 0 ? std::string("must be a whole number") : "must be a whole number of at least " + std::to_string(min)) +
+                 ", not " + shown;
         }
         return {};
       },
-      "POSITIVE", "positive_count");
+      min == 0 ? "COUNT" : "POSITIVE", "count");
 }
+
+/// Refuses an empty argument (a FILE named "" names no file).
+inline const CLI::Validator non_empty(
+    [](std::string& text) { return text.empty() ? std::string("must not be empty") : std::string(); }, "TEXT", "non_empty");
+
+/// count_between(1, max).
+inline CLI::Validator positive_count_at_most(std::uint64_t max) { return count_between(1, max); }
 
 /// Accepts a whole number of at least 1 that fits in 64 bits.
 inline const CLI::Validator positive_count = positive_count_at_most(UINT64_MAX);

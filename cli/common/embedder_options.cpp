@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "agentctx/agdb/hash_embedder.hpp"
+#include "common/command_support.hpp"
 
 namespace agentctx_cli {
 
@@ -22,7 +23,7 @@ void add_embedder_options(CLI::App& app, embedder_options& o) {
       ->capture_default_str()
       ->check(CLI::IsMember({"none", "l2"}));
   app.add_option("--dim", o.dim, "Embedding dimension (hash: default 128; command: required)")
-      ->check(CLI::Range(1u, 65536u));
+      ->check(count_between(1, 65536));
   app.add_option("--embedding-cache", o.cache_dir,
                  "Directory of an embedding cache: texts embedded before are not embedded again");
 }

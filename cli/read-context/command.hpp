@@ -31,6 +31,7 @@ using agentctx_cli::command_table;
 using agentctx_cli::exit_failure;
 using agentctx_cli::exit_ok;
 using agentctx_cli::exit_usage;
+using agentctx_cli::count_between;
 using agentctx_cli::positive_count;
 
 inline constexpr std::string_view program_name = "read-context";

@@ -78,12 +78,13 @@ void register_show(CLI::App& app, command_table& table) {
   sub->add_option("--taste-max-lines", l.taste.max_lines, "Taste longer than this is truncated within its sections")
       ->capture_default_str()->check(positive_count)->group(policy);
   sub->add_option("--recent-sessions", l.recent_sessions, "recent_log: the entries of this many latest sessions...")
-      ->capture_default_str()->group(policy);
+      ->capture_default_str()->check(count_between(0, UINT64_MAX))->group(policy);
   sub->add_option("--recent-hours", opts->recent_hours, "...or of this many hours, whichever is more")
       ->capture_default_str()->check(CLI::NonNegativeNumber)->group(policy);
   sub->add_option("--max-log-entries", l.max_log_entries, "The hard cap of recent_log")
       ->capture_default_str()->check(positive_count)->group(policy);
-  sub->add_option("--max-gaps", l.max_gaps, "Unresolved vocabulary gaps shown")->capture_default_str()->group(policy);
+  sub->add_option("--max-gaps", l.max_gaps, "Unresolved vocabulary gaps shown")
+      ->capture_default_str()->check(count_between(0, UINT64_MAX))->group(policy);
   sub->add_option("--max-bytes", l.max_bytes, "Budget of the bundle's bodies and entries, in bytes (spent in reading order)")
       ->check(positive_count)->group(policy);
   sub->add_option("--max-tokens", l.max_tokens, "Budget in estimated tokens (agentctx-tokens-v1)")

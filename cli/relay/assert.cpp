@@ -4,6 +4,8 @@
 //   relay assert --project proj_demo --subject longmemeval_s --predicate recall_any_at_5 --value 97.0
 //   relay assert ... --valid-from 2026-04-10T12:00:00Z --source-package pkg_1a2b... --tag benchmark
 // The value already current is left as it is ("unchanged").
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -60,9 +62,12 @@ void register_assert(CLI::App& app, command_table& table) {
                   "0.0 to 1.0 (default 1.0); outside it: invalid_schema (exit 3), not a number: usage error (exit 2)")
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
-            char* end = nullptr;
-            (void)std::strtod(text.c_str(), &end);
-            if (!text.empty() && end == text.c_str() + text.size()) return {};
+            // Decimal, as JSON writes numbers: no spaces, hex, nan or inf.
+            double value = 0;
+            const auto [end, problem] = std::from_chars(text.data(), text.data() + text.size(), value);
+            if (!text.empty() && problem == std::errc{} && end == text.data() + text.size() && std::isfinite(value)) {
+              return {};
+            }
             return "must be a number from 0.0 to 1.0, not '" + text + "'";
           },
           "NUMBER", "number"));

@@ -50,7 +50,9 @@ int run_canonical(const canonical_options& o) {
 void register_canonical(CLI::App& app, command_table& table) {
   auto [sub, opts] = add_command(app, table, "canonical",
                                  "Print the canonical form of JSON text (Appendix A, or RFC 8785)", run_canonical);
-  sub->add_option("FILE", opts->file, "The JSON text, or - for standard input")->required();
+  sub->add_option("FILE", opts->file, "The JSON text, or - for standard input")
+      ->required()
+      ->check(agentctx_cli::non_empty);
   sub->add_flag("--rfc8785", opts->rfc8785, "RFC 8785 (JCS): names sorted by UTF-16 code units, null members kept");
   add_common_options(*sub, *opts);
 }

@@ -21,7 +21,9 @@ struct deposit_options : writer_options {
 };
 
 inline void add_deposit_options(CLI::App& app, deposit_options& o) {
-  app.add_option("FILE", o.file, "The package: a JSON object (section 6), or - for standard input")->required();
+  app.add_option("FILE", o.file, "The package: a JSON object (section 6), or - for standard input")
+      ->required()
+      ->check(agentctx_cli::non_empty);
   add_writer_options(app, o);
 }
 

@@ -68,7 +68,12 @@ int run_export(const export_options& o) {
     }
     auto written = agentctx::io::write_file_atomically(agentctx::io::default_file_system(), target->path,
                                                        std::as_bytes(std::span(text.data(), text.size())));
-    if (!written) return report_error(o, written.error());
+    if (!written) {
+      // Named by the file asked for, not the temporary one beside it.
+      agentctx::error e = written.error();
+      e.path = target->path;
+      return report_error(o, e);
+    }
     agentctx_cli::restore_mode(*target);
     const auto lines = static_cast<std::uint64_t>(std::count(text.begin(), text.end(), '\n'));
     const relay::export_counts& c = exported->lines;

@@ -55,7 +55,9 @@ int run_hash(const hash_options& o) {
 
 void register_hash(CLI::App& app, command_table& table) {
   auto [sub, opts] = add_command(app, table, "hash", "Print the content hash of a package (sha256:<hex>)", run_hash);
-  sub->add_option("FILE", opts->file, "The package, or - for standard input")->required();
+  sub->add_option("FILE", opts->file, "The package, or - for standard input")
+      ->required()
+      ->check(agentctx_cli::non_empty);
   add_common_options(*sub, *opts);
 }
 

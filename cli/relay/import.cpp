@@ -83,7 +83,9 @@ int run_import(const import_options& o) {
 
 void register_import(CLI::App& app, command_table& table) {
   auto [sub, opts] = add_command(app, table, "import", "Restore an export (NDJSON file, or - for stdin)", run_import);
-  sub->add_option("FILE", opts->file, "The export, or - for standard input")->required();
+  sub->add_option("FILE", opts->file, "The export, or - for standard input")
+      ->required()
+      ->check(agentctx_cli::non_empty);
   sub->add_flag("--partial", opts->partial,
                 "Import an export that lacks its end line (a file cut short): what it holds, checked as usual");
   add_writer_options(*sub, *opts);

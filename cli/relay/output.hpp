@@ -32,11 +32,12 @@ using json::write_value;  // a json::value, members in their order
 inline std::string shown(std::string_view text) { return agentctx::escape_for_message(text, SIZE_MAX); }
 
 /// Multi-line text (a package's content) for the text output: each line as
-/// shown() makes it, the line breaks kept.
-inline std::string shown_lines(std::string_view text) {
+/// shown() makes it after `indent`, the line breaks kept.
+inline std::string shown_lines(std::string_view text, std::string_view indent) {
   std::string out;
   while (!text.empty()) {
     const std::size_t end = text.find('\n');
+    out += indent;
     out += shown(text.substr(0, end));
     out += '\n';
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
@@ -166,7 +167,8 @@ inline void print_package_detail(const relay::stored_package& stored) {
                       std::string(relay::to_string(c.review)) + ")" + (c.note ? ": " + shown(*c.note) : ""));
   }
   list("status changes", changes);
-  if (!p.content_md.empty()) std::cout << "  content\n" << shown_lines(p.content_md);
+  // Indented under its label, so that no line of it reads as a field.
+  if (!p.content_md.empty()) std::cout << "  content\n" << shown_lines(p.content_md, "    ");
 }
 
 /// "longmemeval_s recall_any_at_5 = 97.0  (from 2026-04-10T12:00:00Z)  fact_ab12..."

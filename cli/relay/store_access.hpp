@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <iostream>
 #include <string>
 #include <thread>
@@ -45,7 +46,9 @@ inline int report_open_error(const common_options& o, const agentctx::error& e) 
 inline int check_store_argument(const common_options& o) {
   if (o.store.empty()) return usage_error(o, "--store: the store's folder must be named (it is empty)");
   struct stat st {};
-  if (::stat(o.store.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+  const int found = ::stat(o.store.c_str(), &st);
+  // ENOTDIR: a part of the path is a file ("pkg.json/").
+  if (found == 0 ? !S_ISDIR(st.st_mode) : errno == ENOTDIR) {
     return usage_error(o, "--store " + agentctx::escape_for_message(o.store, 200) + ": not a directory");
   }
   return exit_ok;

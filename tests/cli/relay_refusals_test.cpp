@@ -325,6 +325,36 @@ TEST_CASE("relay refuses options that do not apply to the mode asked for") {
         {"conformance"}}) {
     check_failure(f.run_at(file, command), exit_usage, "not a directory");
   }
+  check_failure(f.run_at(file + "/", {"pull", "--mode", "latest", "--project", "proj_demo"}), exit_usage,
+                "not-a-folder/: not a directory");
+}
+
+TEST_CASE("relay reads numbers in decimal, and refuses an empty FILE") {
+  relay_fixture f;
+  deposit(f, "pkg_1");
+  // CLI11 reads integers as strtoull with base 0 does: 010 would be 8.
+  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--limit", "010"}), exit_usage,
+                "--limit: must be written without leading zeros, not '010'");
+  check_failure(f.run({"orient", "--project", "proj_demo", "--max-packages", "0x10"}), exit_usage,
+                "--max-packages: must be a whole number of at least 1, not '0x10'");
+  check_failure(f.run({"pull", "--mode", "relevant", "--query", "x", "--dim", "010"}), exit_usage,
+                "--dim: must be written without leading zeros, not '010'");
+  check_failure(f.run({"pull", "--mode", "relevant", "--query", "x", "--dim", "65537"}), exit_usage,
+                "--dim: must be at most 65536, not '65537'");
+  check_clean_success(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--limit", "10"}));
+  // --confidence: a decimal number, as JSON writes one.
+  for (const std::string bad : {" 0.5", "0.5 ", "0x1p-1", "nan", "inf", ""}) {
+    CAPTURE(bad);
+    check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
+                         "--confidence", bad}),
+                  exit_usage, "--confidence: must be a number from 0.0 to 1.0");
+  }
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
+                             "--confidence", "0.5"}));
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"canonical", ""}, {"hash", ""}, {"deposit", ""}, {"import", ""}}) {
+    check_failure(f.run(command), exit_usage, "FILE: must not be empty");
+  }
 }
 
 TEST_CASE("relay export leaves out a quarantined package (exit 1), and import checks the end line") {

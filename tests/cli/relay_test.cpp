@@ -988,7 +988,7 @@ TEST_CASE("relay text output shows stored control and bidi characters escaped; -
   check_safe(specific);
   CHECK(contains(specific.out, "  title         evil \\x1b[31mRED\\x1b[0m \\r overwrite \\u202e\n"));
   CHECK(contains(specific.out, "    - line\\nbreak\n"));
-  CHECK(contains(specific.out, "  content\na\\x1b[2Jb\nnext\n"));  // content keeps its lines
+  CHECK(contains(specific.out, "  content\n    a\\x1b[2Jb\n    next\n"));  // content keeps its lines
   // JSON is exact: the writer escapes what JSON needs.
   auto pulled = f.json(parser, {"pull", "--mode", "specific", "--package", id});
   CHECK(text_of(pulled["package"].value(), "title") == "evil \x1b[31mRED\x1b[0m \r overwrite \xe2\x80\xae");

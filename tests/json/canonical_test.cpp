@@ -154,6 +154,7 @@ TEST_CASE("inputs RFC 8785 refuses are errors with a one-line reason") {
       {"[1,]", errc::invalid_value, "not JSON"},
       {"{\"a\":1} x", errc::invalid_value, "not JSON"},
       {"[\"abc", errc::invalid_value, ""},
+      {"\xEF\xBB\xBF{}", errc::invalid_value, "not JSON: the text starts with a byte-order mark (U+FEFF)"},
   };
   canonicalizer c;
   for (const bad& b : cases) {

@@ -363,6 +363,7 @@ class canonicalizer {
       own_input_.assign(json_text);
       json_text = own_input_;
     }
+    if (auto bom = byte_order_mark(json_text)) return unexpected(std::move(*bom));
     auto size = text_.run(json_text, form, out_);
     if (!size) return unexpected(std::move(size).error());
     return std::string_view(out_.data(), *size);
@@ -383,6 +384,7 @@ class canonicalizer {
   /// Errors are those of canonicalize(): named precisely, with their byte
   /// offset.
   result<value> parse(std::string_view json_text) {
+    if (auto bom = byte_order_mark(json_text)) return unexpected(std::move(*bom));
     simdjson::dom::element root;
     if (auto parsed = parse_dom(json_text); !parsed) {
       return unexpected(explained(json_text, std::move(parsed).error()));
@@ -408,6 +410,13 @@ class canonicalizer {
   }
 
  private:
+  // JSON text starts with no byte-order mark (RFC 8259 section 8.1): one is
+  // refused by name rather than as "expected a value".
+  static std::optional<error> byte_order_mark(std::string_view json_text) {
+    if (!json_text.starts_with("\xEF\xBB\xBF")) return std::nullopt;
+    return make_error(errc::invalid_value, "not JSON: the text starts with a byte-order mark (U+FEFF)", "", 0);
+  }
+
   // The refusal of `json_text` as the one-pass canonicalizer words it (the
   // problem named precisely, with its byte offset; simdjson's codes say less
   // and carry no offset): the text path refuses what the tree path refuses

@@ -316,7 +316,8 @@ void register_inspect(CLI::App& app, command_table& table) {
   sub->add_option("--id", opts->id, "Print the chunk with this id in full");
   opts->files.add_options(*sub, " beside the inspected file; with --id, provenance is followed across them");
   sub->add_flag("--list", opts->list, "Also list the chunks (id, kind, author, confidence, source, preview)");
-  sub->add_option("--limit", opts->limit, "With --list: at most this many chunks (0 = all)");
+  sub->add_option("--limit", opts->limit, "With --list: at most this many chunks (0 = all)")
+      ->check(agentctx_cli::count_between(0, UINT64_MAX));
   sub->add_flag("--json", opts->json, "Machine-readable JSON output");
   sub->callback([opts, layer_flag, layer_pos] {
     if (layer_flag->count() == 0 && layer_pos->count() == 0) throw CLI::RequiredError("--layer or FILE");

@@ -313,7 +313,8 @@ void register_inspect(CLI::App& app, command_table& table) {
   auto* layer_pos = sub->add_option("file", opts->layer, "Layer file (same as --layer)");
   layer_flag->excludes(layer_pos);
   layer_pos->excludes(layer_flag);
-  sub->add_option("--id", opts->id, "Print the chunk with this id in full");
+  sub->add_option("--id", opts->id, "Print the chunk with this id in full")
+      ->check(agentctx_cli::count_between(0, UINT32_MAX));
   opts->files.add_options(*sub, " beside the inspected file; with --id, provenance is followed across them");
   sub->add_flag("--list", opts->list, "Also list the chunks (id, kind, author, confidence, source, preview)");
   sub->add_option("--limit", opts->limit, "With --list: at most this many chunks (0 = all)")

@@ -377,14 +377,19 @@ void register_proposals(CLI::App& app, command_table& table) {
 
   auto show = std::make_shared<review_cli_options>();
   sub = group->add_subcommand("show", "Show one proposal and the chunk it proposes");
-  sub->add_option("--id", show->id, "The proposal id")->required();
+  sub->add_option("--id", show->id, "The proposal id")
+      ->required()
+      ->check(agentctx_cli::count_between(0, UINT32_MAX));
   show->files.add_options(*sub);
   sub->add_flag("--json", show->json, "Print the proposal as JSON");
   table.add(sub, [show] { return run_show(*show); });
 
   auto accept = std::make_shared<review_cli_options>();
   sub = group->add_subcommand("accept", "Accept proposals: copy their chunks into the user layer");
-  sub->add_option("--ids", accept->ids, "Proposal ids, comma-separated")->required()->delimiter(',');
+  sub->add_option("--ids", accept->ids, "Proposal ids, comma-separated")
+      ->required()
+      ->delimiter(',')
+      ->check(agentctx_cli::count_between(0, UINT32_MAX));
   sub->add_option("--reason", accept->reason, "Why (recorded with the decision)");
   sub->add_flag("--supersede", accept->supersede, "Replace a user chunk of the same id that has other content");
   accept->files.add_options(*sub);
@@ -393,7 +398,10 @@ void register_proposals(CLI::App& app, command_table& table) {
 
   auto reject = std::make_shared<review_cli_options>();
   sub = group->add_subcommand("reject", "Reject proposals, with a reason");
-  sub->add_option("--ids", reject->ids, "Proposal ids, comma-separated")->required()->delimiter(',');
+  sub->add_option("--ids", reject->ids, "Proposal ids, comma-separated")
+      ->required()
+      ->delimiter(',')
+      ->check(agentctx_cli::count_between(0, UINT32_MAX));
   sub->add_option("--reason", reject->reason, "Why (recorded with the decision)")->required();
   reject->files.add_options(*sub);
   add_review_options(*sub, *reject);
@@ -403,7 +411,9 @@ void register_proposals(CLI::App& app, command_table& table) {
 void register_propose(CLI::App& app, command_table& table) {
   auto opts = std::make_shared<review_cli_options>();
   CLI::App* sub = app.add_subcommand("propose", "Propose a delta chunk for promotion to the user layer");
-  sub->add_option("--id", opts->id, "The chunk id in the delta layer")->required();
+  sub->add_option("--id", opts->id, "The chunk id in the delta layer")
+      ->required()
+      ->check(agentctx_cli::count_between(0, UINT32_MAX));
   sub->add_option("--target", opts->target, "The layer to promote to (only user)")->capture_default_str();
   sub->add_option("--title", opts->title, "A one-line title for reviewers");
   sub->add_option("--why", opts->why, "Why the chunk deserves promotion");
@@ -420,7 +430,10 @@ void register_promote(CLI::App& app, command_table& table) {
   CLI::App* sub = app.add_subcommand("promote", "Copy delta chunks into the user layer (human review, author human)");
   sub->add_option("--from", opts->from, "The delta layer")->required();
   sub->add_option("--to", opts->to, "The user layer (created when missing)")->required();
-  sub->add_option("--ids", opts->ids, "Chunk ids in the delta layer, comma-separated")->required()->delimiter(',');
+  sub->add_option("--ids", opts->ids, "Chunk ids in the delta layer, comma-separated")
+      ->required()
+      ->delimiter(',')
+      ->check(agentctx_cli::count_between(0, UINT32_MAX));
   sub->add_option("--reason", opts->reason, "Why (recorded with the decision)");
   sub->add_flag("--supersede", opts->supersede, "Replace a user chunk of the same id that has other content");
   sub->add_option("--base", opts->files[agdb::layer_id::base],

@@ -73,8 +73,10 @@ void register_show(CLI::App& app, command_table& table) {
   const std::string policy = "Policy";
   sub->add_option("--notes-threshold", l.notes.threshold_lines, "Notes longer than this many lines are elided")
       ->capture_default_str()->check(positive_count)->group(policy);
-  sub->add_option("--notes-head", l.notes.head_lines, "Lines kept at the start of long notes")->capture_default_str()->group(policy);
-  sub->add_option("--notes-tail", l.notes.tail_lines, "Lines kept at the end of long notes")->capture_default_str()->group(policy);
+  sub->add_option("--notes-head", l.notes.head_lines, "Lines kept at the start of long notes")
+      ->capture_default_str()->check(count_between(0, UINT32_MAX))->group(policy);
+  sub->add_option("--notes-tail", l.notes.tail_lines, "Lines kept at the end of long notes")
+      ->capture_default_str()->check(count_between(0, UINT32_MAX))->group(policy);
   sub->add_option("--taste-max-lines", l.taste.max_lines, "Taste longer than this is truncated within its sections")
       ->capture_default_str()->check(positive_count)->group(policy);
   sub->add_option("--recent-sessions", l.recent_sessions, "recent_log: the entries of this many latest sessions...")

@@ -63,11 +63,12 @@ void register_assert(CLI::App& app, command_table& table) {
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             // Decimal, as JSON writes numbers: no spaces, hex, nan or inf.
+            // Beyond a double's range it is still a number (outside 0 to 1
+            // past 1, exit 3; 0 when it underflows).
             double value = 0;
             const auto [end, problem] = std::from_chars(text.data(), text.data() + text.size(), value);
-            if (!text.empty() && problem == std::errc{} && end == text.data() + text.size() && std::isfinite(value)) {
-              return {};
-            }
+            const bool number = problem == std::errc{} ? std::isfinite(value) : problem == std::errc::result_out_of_range;
+            if (!text.empty() && number && end == text.data() + text.size()) return {};
             return "must be a number from 0.0 to 1.0, not '" + text + "'";
           },
           "NUMBER", "number"));

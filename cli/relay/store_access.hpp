@@ -87,8 +87,10 @@ int with_writer(const writer_options& o, Body&& body) {
   if (const auto& cut = store->tail_cut()) {
     std::cerr << o.program << ": note: the log ended in the torn tail of an append a crash interrupted ("
               << count_of(cut->bytes, "byte") << " at byte " << cut->offset << ": "
-              << agentctx::printable_line(cut->problem) << "); cut, and kept as "
-              << agentctx::escape_for_message(cut->kept_as, 400) << '\n';
+              << agentctx::printable_line(cut->problem) << "); cut, and "
+              << (cut->kept_as.empty() ? "not kept: " + agentctx::printable_line(cut->not_kept)
+                                       : "kept as " + agentctx::escape_for_message(cut->kept_as, 400))
+              << '\n';
   }
   const int code = body(*store);
   // The command has reported its own failure; a store that could not be

@@ -42,9 +42,10 @@ int run_verify(const common_options& o) {
                                 count_of(report->status_changes, "status change") + " and " +
                                 count_of(report->facts, "fact");
     if (report->torn_tail_offset) {
-      std::cout << "the log ends in the torn tail of an append a crash interrupted ("
-                << count_of(report->torn_tail_bytes, "byte") << " at byte " << *report->torn_tail_offset
-                << "): never acknowledged; the next write cuts it, keeping its bytes beside the log\n";
+      std::cout << "the log ends in an incomplete record (" << count_of(report->torn_tail_bytes, "byte")
+                << " at byte " << *report->torn_tail_offset
+                << "): an append a writer is making, or one a crash interrupted, never acknowledged, which the "
+                   "next writer cuts, keeping its bytes beside the log\n";
     }
     if (report->ok()) {
       std::cout << "ok: " << checked << '\n';

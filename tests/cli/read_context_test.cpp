@@ -101,6 +101,12 @@ TEST_CASE("read-context show: the bundle in reading order, in text and JSON") {
   // Other thresholds and layouts are options.
   auto whole = p.run({"show", "iguana", "--notes-threshold", "100"});
   CHECK(contains(whole.out, "note 30\n"));
+  // Whole numbers in decimal only (CLI11 would read -1 as the largest one, 010 as 8).
+  for (const std::string bad : {"-1", "010", "0x3"}) {
+    auto refused = p.run({"show", "iguana", "--notes-head", bad});
+    CHECK(refused.exit_code == 2);
+    CHECK(contains(refused.err, "--notes-head: must be"));
+  }
   auto layout = p.run({"show", "iguana", "--notes", "{item}/brief.md"});
   CHECK(contains(layout.out, "== notes (iguana/brief.md"));
 }

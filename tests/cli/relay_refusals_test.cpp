@@ -351,6 +351,12 @@ TEST_CASE("relay reads numbers in decimal, and refuses an empty FILE") {
   }
   check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
                              "--confidence", "0.5"}));
+  // Beyond a double's range is still a number: past 1, outside 0 to 1 (exit 3); below, 0.
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "w",
+                       "--confidence", "1e999"}),
+                exit_invalid_schema, "confidence must be a number from 0.0 to 1.0");
+  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "w",
+                             "--confidence", "1e-400"}));
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{"canonical", ""}, {"hash", ""}, {"deposit", ""}, {"import", ""}}) {
     check_failure(f.run(command), exit_usage, "FILE: must not be empty");

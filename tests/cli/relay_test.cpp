@@ -720,9 +720,10 @@ TEST_CASE("relay verify reports a torn tail; the next write cuts it, keeps its b
   const std::string tail_bytes = std::to_string(torn.size() - offsets[2]);
   const run_result verified = f.run({"verify"});
   check_clean_success(verified);
-  CHECK(verified.out == "the log ends in the torn tail of an append a crash interrupted (" + tail_bytes +
-                            " bytes at byte " + std::to_string(offsets[2]) +
-                            "): never acknowledged; the next write cuts it, keeping its bytes beside the log\n"
+  CHECK(verified.out == "the log ends in an incomplete record (" + tail_bytes + " bytes at byte " +
+                            std::to_string(offsets[2]) +
+                            "): an append a writer is making, or one a crash interrupted, never acknowledged, which "
+                            "the next writer cuts, keeping its bytes beside the log\n"
                             "ok: checked 2 packages, 0 status changes and 0 facts\n");
   simdjson::dom::parser parser;
   const auto report = f.json(parser, {"verify"});

@@ -133,6 +133,11 @@ TEST_CASE("long notes keep the first 10 and last 30 lines with a marker; read_fu
   context::loader_options options = fixed_clock();
   options.notes = {100, 5, 5};
   CHECK(require_value(context::loader(fs, options).read_context("iguana-01")).notes.elided_lines == 110);
+  // A head and tail whose sum does not fit in a size_t keep the notes whole.
+  for (const auto& [head, tail] : std::vector<std::pair<std::size_t, std::size_t>>{{SIZE_MAX, 5}, {5, SIZE_MAX}, {SIZE_MAX, SIZE_MAX}}) {
+    options.notes = {10, head, tail};
+    CHECK_FALSE(require_value(context::loader(fs, options).read_context("iguana-01")).notes.summarized());
+  }
 
   const auto page = require_value(loader.read_full_notes("iguana-01", 11, 50));
   CHECK(page.total_lines == 120);

@@ -564,6 +564,31 @@ TEST_CASE("a torn last record is cut by the writer and ignored by readers; damag
     CHECK(require_value(writer.deposit(package("pkg_2"))).created);
     CHECK_FALSE(require_value(writer.verify()).torn_tail_offset.has_value());
   }
+  // When the bytes cannot be kept (a full disk often leaves the torn tail),
+  // the writer cuts them all the same and says why.
+  {
+    // Which write copies the tail: learnt from an open without a fault.
+    write_log(fs, whole.substr(0, whole.size() - 5));
+    const auto torn_image = fs.snapshot();
+    agentctx::io::fault_injecting_file_system faulty(fs);
+    require_value(relay::store::open(faulty, "/r", test_options()));
+    std::uint64_t copy_write = 0, writes = 0;
+    for (const auto& op : faulty.operation_history()) {
+      if (op.kind != agentctx::io::operation_kind::write) continue;
+      ++writes;
+      if (copy_write == 0 && op.path.find(".torn-") != std::string::npos) copy_write = writes;
+    }
+    REQUIRE(copy_write != 0);
+    fs.restore(torn_image);
+    faulty.reset();
+    faulty.fail_write(copy_write);
+    auto writer = require_value(relay::store::open(faulty, "/r", test_options()));
+    REQUIRE(writer.tail_cut().has_value());
+    CHECK(writer.tail_cut()->kept_as.empty());
+    CHECK(writer.tail_cut()->not_kept.starts_with("/r/relay.log.torn-"));
+    CHECK(log_bytes(fs).size() == last);
+    CHECK(require_value(writer.latest("proj_demo")).size() == 1);
+  }
   // Zeros where a record should start (space allocated, never written): torn too.
   write_log(fs, whole + std::string(64, '\0'));
   CHECK(require_value(open_store(fs).latest("proj_demo")).size() == 2);

@@ -62,12 +62,14 @@ inline excerpt elide_middle(std::string_view text, const notes_policy& policy, s
   const std::vector<std::string_view> lines = split_lines(text);
   excerpt out;
   out.full_length_lines = lines.size();
-  const std::size_t keep = policy.head_lines + policy.tail_lines;
-  if (lines.size() <= policy.threshold_lines || lines.size() <= keep + 1) {
+  // Compared one part at a time: head + tail may not fit in a size_t.
+  if (lines.size() <= policy.threshold_lines || policy.head_lines >= lines.size() ||
+      policy.tail_lines >= lines.size() - policy.head_lines ||
+      lines.size() - policy.head_lines - policy.tail_lines <= 1) {
     out.text = std::string(text);
     return out;
   }
-  out.elided_lines = lines.size() - keep;
+  out.elided_lines = lines.size() - policy.head_lines - policy.tail_lines;
   out.text = detail::joined_lines(lines, 0, policy.head_lines);
   out.text += "[... " + std::to_string(out.elided_lines) + " lines elided; full notes: " + std::string(how_to_read) +
               " ...]\n";

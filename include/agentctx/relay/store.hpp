@@ -157,8 +157,9 @@ struct assert_outcome {
 struct cut_tail {
   std::uint64_t offset = 0;  ///< where the log now ends
   std::uint64_t bytes = 0;   ///< how many bytes were cut
-  std::string kept_as;       ///< the file beside the log that holds them
+  std::string kept_as;       ///< the file beside the log that holds them; empty when they could not be kept
   std::string problem;       ///< what was wrong with the record at `offset`
+  std::string not_kept;      ///< when kept_as is empty: why (the write's error, described)
 };
 
 /// What verify() found.
@@ -167,9 +168,10 @@ struct verify_report {
   std::size_t status_changes = 0;
   std::size_t facts = 0;
   std::vector<std::string> quarantined;  ///< "project_id/package_id: why"
-  /// The log ends in the torn tail of an append a crash interrupted (never
-  /// acknowledged; the next writer cuts it, keeping its bytes beside the
-  /// log): where it starts and how long it is. Not damage.
+  /// The log ends in an incomplete record: the torn tail of an append a
+  /// crash interrupted (never acknowledged; the next writer cuts it, keeping
+  /// its bytes beside the log), or an append a writer is making now: where
+  /// it starts and how long it is. Not damage.
   std::optional<std::uint64_t> torn_tail_offset;
   std::uint64_t torn_tail_bytes = 0;
   bool ok() const noexcept { return quarantined.empty(); }
@@ -1358,7 +1360,11 @@ class store {
       if (!*taken) break;
       path = stem + "-" + std::to_string(n);
     }
-    AGENTCTX_TRY(io::write_file_atomically(fs, path, bytes));
+    if (auto written = io::write_file_atomically(fs, path, bytes); !written) {
+      error e = std::move(written).error();
+      e.path = path;  // not the temporary file beside it
+      return unexpected(std::move(e));
+    }
     return path;
   }
 
@@ -1419,10 +1425,13 @@ class store {
     if (scan.tail == log_tail::torn && !options_.read_only) {
       // An append a crash interrupted: never acknowledged, so cut it, but
       // keep its bytes beside the log first (should damage ever look torn).
+      // A full disk (or a folder not writable) leaves a torn tail too: the
+      // bytes, never acknowledged, are cut then without a copy, as the
+      // writer did before it kept one, and the cut says why.
       const auto cut = bytes.subspan(static_cast<std::size_t>(scan.valid_end - base));
       auto kept = keep_beside(*fs_, path_of(log_file_name), ".torn-", clock_(), cut);
-      if (!kept) return unexpected(std::move(kept).error());
-      tail_cut_ = cut_tail{scan.valid_end, cut.size(), std::move(*kept), scan.problem};
+      tail_cut_ = cut_tail{scan.valid_end, cut.size(), kept ? std::move(*kept) : std::string(), scan.problem,
+                           kept ? std::string() : kept.error().describe()};
       AGENTCTX_TRY(log_->truncate(scan.valid_end));
       AGENTCTX_TRY(log_->sync());
     }

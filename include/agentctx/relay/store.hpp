@@ -327,7 +327,11 @@ class store {
   /// before it are read.
   result<void> refresh() {
     if (!options_.read_only) return {};
-    auto same = same_log_as_loaded();
+    // One open of the log for the check and the read: a log that repair
+    // renames in between is read whole next time, not mixed up now.
+    auto file = fs_->open(path_of(log_file_name), io::read_only);
+    if (!file) return unexpected(std::move(file).error());
+    auto same = same_log_as_loaded(**file);
     if (!same) return unexpected(std::move(same).error());
     if (!*same) {
       auto fresh = store::open(*fs_, dir_, options_);
@@ -335,7 +339,7 @@ class store {
       *this = std::move(*fresh);
       return {};
     }
-    return load_from(loaded_end_);
+    return load_from(loaded_end_, file->get());
   }
 
   // --- projects --------------------------------------------------------------------
@@ -1331,18 +1335,16 @@ class store {
     return {};
   }
 
-  // Whether relay.log still holds, where it was, the last record this store
-  // read; false when the log is shorter than what was read or holds another
-  // record there (store::repair replaced it).
-  result<bool> same_log_as_loaded() {
+  // Whether `log` (relay.log, open) still holds, where it was, the last
+  // record this store read; false when the log is shorter than what was
+  // read or holds another record there (store::repair replaced it).
+  result<bool> same_log_as_loaded(io::file& log) {
     if (last_record_offset_ == 0) return true;  // no record read: reading on from the header is right for any log
-    auto file = fs_->open(path_of(log_file_name), io::read_only);
-    if (!file) return unexpected(std::move(file).error());
-    auto size = (*file)->size();
+    auto size = log.size();
     if (!size) return unexpected(std::move(size).error());
     if (*size < loaded_end_) return false;
     std::array<std::byte, record_header_size> header{};
-    auto got = (*file)->read_at(last_record_offset_, header);
+    auto got = log.read_at(last_record_offset_, header);
     if (!got) return unexpected(std::move(got).error());
     return *got == header.size() && header == last_record_header_;
   }
@@ -1372,24 +1374,30 @@ class store {
   // log: it holds the lock, so nothing changes the file under it. A reader
   // reads a copy (pread): a writer that opens after a crash cuts the torn
   // tail of the log in place, and a reader touching a mapped page past the
-  // new end would be killed by SIGBUS.
-  result<io::mapped_bytes> log_bytes_from(std::uint64_t offset) {
+  // new end would be killed by SIGBUS. `opened`, when not null, is the
+  // log open already, read instead of opening it again.
+  result<io::mapped_bytes> log_bytes_from(std::uint64_t offset, io::file* opened = nullptr) {
     if (!options_.read_only) return fs_->map(path_of(log_file_name));
-    auto file = fs_->open(path_of(log_file_name), io::read_only);
-    if (!file) return unexpected(std::move(file).error());
-    auto size = (*file)->size();
+    std::unique_ptr<io::file> own;
+    if (opened == nullptr) {
+      auto file = fs_->open(path_of(log_file_name), io::read_only);
+      if (!file) return unexpected(std::move(file).error());
+      own = std::move(*file);
+      opened = own.get();
+    }
+    auto size = opened->size();
     if (!size) return unexpected(std::move(size).error());
     auto copy = std::make_shared<std::vector<std::byte>>(*size > offset ? static_cast<std::size_t>(*size - offset) : 0);
-    auto got = (*file)->read_at(offset, *copy);
+    auto got = opened->read_at(offset, *copy);
     if (!got) return unexpected(std::move(got).error());
     copy->resize(*got);  // shorter when the writer cut a torn tail meanwhile
     return io::mapped_bytes::share(std::move(copy));
   }
 
   // Reads the log from `offset` (0: from the start, header included) and
-  // applies its records.
-  result<void> load_from(std::uint64_t offset) {
-    auto mapped = log_bytes_from(offset);
+  // applies its records. `opened`: as for log_bytes_from.
+  result<void> load_from(std::uint64_t offset, io::file* opened = nullptr) {
+    auto mapped = log_bytes_from(offset, opened);
     if (!mapped) return unexpected(std::move(mapped).error());
     // Where mapped's first byte is in the log.
     const std::uint64_t base = options_.read_only ? offset : 0;
@@ -1412,7 +1420,7 @@ class store {
     if (scan.tail == log_tail::damaged && options_.read_only) {
       // A reader can copy a torn tail part before and part after a writer
       // cuts it and appends: what looks damaged is read once more.
-      mapped = log_bytes_from(from);
+      mapped = log_bytes_from(from, opened);
       if (!mapped) return unexpected(std::move(mapped).error());
       bytes = mapped->bytes();
       scan = scan_records(bytes, offset, base);

@@ -296,27 +296,27 @@ TEST_CASE("relay refuses options that do not apply to the mode asked for") {
   check_failure(f.run({"review", "--list"}), exit_usage, "--list needs --project P (run 'relay review --help' for usage)");
   check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_1", "--embedder", "hash"}), exit_usage,
                 "--embedder applies to --mode relevant only");
-  // A limit past what relay serve takes (it was printed as a double from 2^53 on).
-  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--limit", "1001"}), exit_usage,
-                "--limit: must be at most 1000, not '1001'");
-  check_failure(f.run({"pull", "--mode", "relevant", "--query", "x", "--limit", "9007199254740993"}), exit_usage,
-                "must be at most 1000");
-  check_failure(f.run({"orchestrate", "--project", "proj_demo", "--focus", "x", "--snippets", "1001"}), exit_usage,
-                "--snippets: must be at most 1000");
-  // relay_pull and relay_review (relay serve) refuse the same, in the same words.
-  check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_1", "--limit", "3"}), exit_usage,
-                "--limit does not apply to --mode specific");
-  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--package", "pkg_1"}), exit_usage,
-                "--package applies to --mode specific only");
-  check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_1", "--query", "x"}), exit_usage,
-                "--query applies to --mode relevant only");
-  check_failure(f.run({"review", "--package", "pkg_1", "--status", "complete", "--review-type", "human"}), exit_usage,
-                "--review-type goes with --status awaiting_review");
-  check_failure(f.run({"review", "--package", "pkg_nowhere", "--status", "complete", "--review-type", "human"}),
-                exit_usage, "--review-type goes with --status awaiting_review");
-  check_failure(f.run({"orchestrate", "--project", "proj_demo", "--snippets", "3"}), exit_usage,
-                "--snippets needs --focus");
-  check_failure(f.run({"orchestrate", "--embedding-cache", "c"}), exit_usage, "--embedding-cache needs --focus");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refusals = {
+      // A limit past what relay serve takes (it was printed as a double from 2^53 on).
+      {{"pull", "--mode", "latest", "--project", "proj_demo", "--limit", "1001"},
+       "--limit: must be at most 1000, not '1001'"},
+      {{"pull", "--mode", "relevant", "--query", "x", "--limit", "9007199254740993"}, "must be at most 1000"},
+      {{"orchestrate", "--project", "proj_demo", "--focus", "x", "--snippets", "1001"},
+       "--snippets: must be at most 1000"},
+      // relay_pull and relay_review (relay serve) refuse the same, in the same words.
+      {{"pull", "--mode", "specific", "--package", "pkg_1", "--limit", "3"},
+       "--limit does not apply to --mode specific"},
+      {{"pull", "--mode", "latest", "--project", "proj_demo", "--package", "pkg_1"},
+       "--package applies to --mode specific only"},
+      {{"pull", "--mode", "specific", "--package", "pkg_1", "--query", "x"}, "--query applies to --mode relevant only"},
+      {{"review", "--package", "pkg_1", "--status", "complete", "--review-type", "human"},
+       "--review-type goes with --status awaiting_review"},
+      {{"review", "--package", "pkg_nowhere", "--status", "complete", "--review-type", "human"},
+       "--review-type goes with --status awaiting_review"},
+      {{"orchestrate", "--project", "proj_demo", "--snippets", "3"}, "--snippets needs --focus"},
+      {{"orchestrate", "--embedding-cache", "c"}, "--embedding-cache needs --focus"},
+  };
+  for (const auto& refusal : refusals) check_failure(f.run(refusal.first), exit_usage, refusal.second);
   check_clean_success(f.run({"orchestrate", "--project", "proj_demo", "--focus", "x", "--snippets", "3"}));
   // Commands that use no store check --store as every command does.
   const std::string file = f.file("not-a-folder", "x");
@@ -333,30 +333,31 @@ TEST_CASE("relay reads numbers in decimal, and refuses an empty FILE") {
   relay_fixture f;
   deposit(f, "pkg_1");
   // CLI11 reads integers as strtoull with base 0 does: 010 would be 8.
-  check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--limit", "010"}), exit_usage,
-                "--limit: must be written without leading zeros, not '010'");
-  check_failure(f.run({"orient", "--project", "proj_demo", "--max-packages", "0x10"}), exit_usage,
-                "--max-packages: must be a whole number of at least 1, not '0x10'");
-  check_failure(f.run({"pull", "--mode", "relevant", "--query", "x", "--dim", "010"}), exit_usage,
-                "--dim: must be written without leading zeros, not '010'");
-  check_failure(f.run({"pull", "--mode", "relevant", "--query", "x", "--dim", "65537"}), exit_usage,
-                "--dim: must be at most 65536, not '65537'");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refusals = {
+      {{"pull", "--mode", "latest", "--project", "proj_demo", "--limit", "010"},
+       "--limit: must be written without leading zeros, not '010'"},
+      {{"orient", "--project", "proj_demo", "--max-packages", "0x10"},
+       "--max-packages: must be a whole number of at least 1, not '0x10'"},
+      {{"pull", "--mode", "relevant", "--query", "x", "--dim", "010"},
+       "--dim: must be written without leading zeros, not '010'"},
+      {{"pull", "--mode", "relevant", "--query", "x", "--dim", "65537"}, "--dim: must be at most 65536, not '65537'"},
+  };
+  for (const auto& refusal : refusals) check_failure(f.run(refusal.first), exit_usage, refusal.second);
   check_clean_success(f.run({"pull", "--mode", "latest", "--project", "proj_demo", "--limit", "10"}));
   // --confidence: a decimal number, as JSON writes one.
+  const auto assert_with_confidence = [&](const std::string& value, const std::string& confidence) {
+    return f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", value,
+                  "--confidence", confidence});
+  };
   for (const std::string bad : {" 0.5", "0.5 ", "0x1p-1", "nan", "inf", ""}) {
     CAPTURE(bad);
-    check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
-                         "--confidence", bad}),
-                  exit_usage, "--confidence: must be a number from 0.0 to 1.0");
+    check_failure(assert_with_confidence("v", bad), exit_usage, "--confidence: must be a number from 0.0 to 1.0");
   }
-  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
-                             "--confidence", "0.5"}));
+  check_clean_success(assert_with_confidence("v", "0.5"));
   // Beyond a double's range is still a number: past 1, outside 0 to 1 (exit 3); below, 0.
-  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "w",
-                       "--confidence", "1e999"}),
-                exit_invalid_schema, "confidence must be a number from 0.0 to 1.0");
-  check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "w",
-                             "--confidence", "1e-400"}));
+  check_failure(assert_with_confidence("w", "1e999"), exit_invalid_schema,
+                "confidence must be a number from 0.0 to 1.0");
+  check_clean_success(assert_with_confidence("w", "1e-400"));
   for (const std::vector<std::string>& command :
        {std::vector<std::string>{"canonical", ""}, {"hash", ""}, {"deposit", ""}, {"import", ""}}) {
     check_failure(f.run(command), exit_usage, "FILE: must not be empty");

@@ -1853,20 +1853,20 @@ class store {
       // Or the end of a session whose start record store::repair lost: its
       // packages, its actor's that name it, come before this record, and
       // none after (it has ended).
-      std::vector<std::string> before;
+      session_package_list before;
       if (auto project = projects_.find(s->project_id); project != projects_.end()) {
         for (std::size_t index : project->second.packages) {
           const package& p = packages_[index].package;
-          if (p.created_by.session_id == s->session_id && p.created_by.id == s->actor_id) before.push_back(p.package_id);
+          if (p.created_by.session_id == s->session_id && p.created_by.id == s->actor_id &&
+              before.listed.insert(p.package_id).second) {
+            before.ids.push_back(p.package_id);
+          }
         }
       }
-      if (before.empty()) {
+      if (before.ids.empty()) {
         listless_imports_.insert(s->session_id);
       } else {
-        session_package_list& list = session_packages_[s->session_id];
-        for (std::string& id : before) {
-          if (list.listed.insert(id).second) list.ids.push_back(std::move(id));
-        }
+        session_packages_[s->session_id] = std::move(before);
       }
     }
     if (wire->find("packages_deposited") != nullptr) {

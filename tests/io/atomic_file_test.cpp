@@ -194,6 +194,32 @@ TEST_CASE("stale temporary files of dead writers are removed, live ones kept") {
   CHECK(remove_stale_temporary_files(memory, "nowhere/t", options).error().code == errc::not_found);
 }
 
+TEST_CASE("remove_stale_temporary_files_in cleans the temporaries of every target a predicate accepts") {
+  memory_file_system memory;
+  REQUIRE(memory.create_dir("d").has_value());
+  const std::vector<std::string> present = {
+      ".log.torn-1.tmp.111.0",      // a dead writer of an accepted target: removed
+      ".log.torn-2-1.tmp.111.3",    // another accepted target: removed
+      ".log.torn-3.tmp.222.0",      // a live writer: kept
+      ".log.tmp.111.0",             // a target not accepted: kept
+      ".log.torn-4.tmp.111",        // no number: kept
+      "log.torn-5",                 // a kept file, not a temporary: kept
+  };
+  for (const std::string& name : present) REQUIRE(memory.write_whole("d/" + name, "x").has_value());
+  atomic_write_options options;
+  options.process_is_alive = [](std::int64_t pid) { return pid == 222; };
+  auto removed = remove_stale_temporary_files_in(
+      memory, "d", [](std::string_view target) { return target.starts_with("log.torn-"); }, options);
+  REQUIRE(removed.has_value());
+  CHECK(*removed == 2);
+  std::vector<std::string> expected = {".log.torn-3.tmp.222.0", ".log.tmp.111.0", ".log.torn-4.tmp.111", "log.torn-5"};
+  std::sort(expected.begin(), expected.end());
+  CHECK(*memory.list_dir("d") == expected);
+  CHECK(remove_stale_temporary_files_in(memory, "nowhere", [](std::string_view) { return true; }, options)
+            .error()
+            .code == errc::not_found);
+}
+
 TEST_CASE("by default a temporary is stale when kill(pid, 0) says the process is gone") {
   pid_t child = ::fork();
   REQUIRE(child >= 0);

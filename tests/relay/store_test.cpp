@@ -2,6 +2,7 @@
 #include "agentctx/relay/store.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -563,6 +564,29 @@ TEST_CASE("a torn last record is cut by the writer and ignored by readers; damag
     CHECK(std::string(reinterpret_cast<const char*>(kept.data()), kept.size()) == whole.substr(last, whole.size() - 5 - last));
     CHECK(require_value(writer.deposit(package("pkg_2"))).created);
     CHECK_FALSE(require_value(writer.verify()).torn_tail_offset.has_value());
+  }
+  // A crash between the copy and the cut leaves the tail and its copy, and a
+  // crash during a copy leaves its temporary file: the next writer keeps no
+  // second copy, names the first, and removes the temporary.
+  {
+    const auto torn_files = [&] {
+      std::vector<std::string> names;
+      for (const std::string& entry : require_value(fs.list_dir("/r"))) {
+        if (entry.find("relay.log.torn-") != std::string::npos) names.push_back(entry);
+      }
+      return names;
+    };
+    REQUIRE(torn_files().size() == 1);
+    const std::string first_copy = "/r/" + torn_files().front();
+    write_log(fs, whole.substr(0, whole.size() - 5));
+    const std::string leftover = "/r/.relay.log.torn-1.tmp." + std::to_string(::getpid()) + ".999999";
+    REQUIRE(fs.write_whole(leftover, std::string_view("half a copy")).has_value());
+    auto writer = open_store(fs);
+    REQUIRE(writer.tail_cut().has_value());
+    CHECK(writer.tail_cut()->kept_as == first_copy);
+    CHECK(log_bytes(fs).size() == last);
+    CHECK(torn_files() == std::vector<std::string>{first_copy.substr(3)});
+    REQUIRE(fs.remove(first_copy).has_value());
   }
   // When the bytes cannot be kept (a full disk often leaves the torn tail),
   // the writer cuts them all the same and says why.

@@ -98,18 +98,22 @@ inline bool process_is_alive_by_signal(std::int64_t pid) {
   return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
 }
 
-/// The pid in a temporary name ".<target>.tmp.<pid>.<number>", or nothing
+/// A temporary file's target name and the pid of its writer.
+struct temporary_name {
+  std::string_view target_name;
+  std::int64_t pid = 0;
+};
+
+/// What a temporary name ".<target>.tmp.<pid>.<number>" is of, or nothing
 /// when `entry` is not such a name (or its pid could not be signalled safely).
-inline std::optional<std::int64_t> temporary_owner(std::string_view entry, std::string_view target_name) {
+inline std::optional<temporary_name> parse_temporary_name(std::string_view entry) {
   auto all_digits = [](std::string_view text, std::uint64_t& value) {
     auto [end, code] = std::from_chars(text.data(), text.data() + text.size(), value);
     return !text.empty() && code == std::errc() && end == text.data() + text.size();
   };
-  if (entry.size() < target_name.size() + 6 || entry[0] != '.' ||
-      entry.substr(1, target_name.size()) != target_name || entry.substr(1 + target_name.size(), 5) != ".tmp.") {
-    return std::nullopt;
-  }
-  std::string_view rest = entry.substr(target_name.size() + 6);
+  auto marker = entry.rfind(".tmp.");
+  if (entry.empty() || entry[0] != '.' || marker == std::string_view::npos || marker < 2) return std::nullopt;
+  std::string_view rest = entry.substr(marker + 5);
   auto dot = rest.find('.');
   if (dot == std::string_view::npos) return std::nullopt;
   std::uint64_t pid = 0;
@@ -117,7 +121,7 @@ inline std::optional<std::int64_t> temporary_owner(std::string_view entry, std::
   if (!all_digits(rest.substr(0, dot), pid) || !all_digits(rest.substr(dot + 1), number)) return std::nullopt;
   // pid 0 would signal our own process group; pids never exceed INT_MAX.
   if (pid == 0 || pid > INT_MAX) return std::nullopt;
-  return static_cast<std::int64_t>(pid);
+  return temporary_name{entry.substr(1, marker - 1), static_cast<std::int64_t>(pid)};
 }
 
 /// The target's path without its file name ("dir/" or "").
@@ -128,29 +132,27 @@ inline std::string directory_prefix(const std::string& target) {
 
 }  // namespace detail
 
-/// Removes the temporary files of `target` left by dead writers (see the
-/// header comment) and returns how many it removed. Errors: those of
-/// list_dir on the target's directory, invalid_argument when the target has
-/// no file name, or the first failed removal (others are still attempted;
-/// files another cleaner removed first are not an error).
-inline result<std::size_t> remove_stale_temporary_files(file_system& fs, const std::string& target,
-                                                        const atomic_write_options& options = {}) {
-  std::string name = file_name(target);
-  if (name.empty()) return fail(errc::invalid_argument, "atomic write: target has no file name", target);
-  auto entries = fs.list_dir(parent_directory(target));
+/// Removes the temporary files in `dir` left by dead writers (see the
+/// header comment) of every target whose file name `is_target` accepts, and
+/// returns how many it removed. Errors: those of list_dir on `dir`, or the
+/// first failed removal (others are still attempted; files another cleaner
+/// removed first are not an error).
+inline result<std::size_t> remove_stale_temporary_files_in(file_system& fs, const std::string& dir,
+                                                           const std::function<bool(std::string_view)>& is_target,
+                                                           const atomic_write_options& options = {}) {
+  auto entries = fs.list_dir(dir);
   if (!entries) return unexpected(std::move(entries).error());
   const std::int64_t own_pid = ::getpid();
-  const std::string prefix = detail::directory_prefix(target);
   auto owner_alive = [&](std::int64_t pid) {
     return options.process_is_alive ? options.process_is_alive(pid) : detail::process_is_alive_by_signal(pid);
   };
   std::size_t removed = 0;
   std::optional<error> first_error;
   for (const std::string& entry : *entries) {
-    auto pid = detail::temporary_owner(entry, name);
-    if (!pid) continue;
-    if (*pid == own_pid ? detail::temporary_in_flight(entry) : owner_alive(*pid)) continue;
-    auto outcome = fs.remove(prefix + entry);
+    auto temporary = detail::parse_temporary_name(entry);
+    if (!temporary || !is_target(temporary->target_name)) continue;
+    if (temporary->pid == own_pid ? detail::temporary_in_flight(entry) : owner_alive(temporary->pid)) continue;
+    auto outcome = fs.remove(dir == "." ? entry : join_path(dir, entry));
     if (outcome) {
       ++removed;
     } else if (outcome.error().code != errc::not_found && !first_error) {
@@ -159,6 +161,17 @@ inline result<std::size_t> remove_stale_temporary_files(file_system& fs, const s
   }
   if (first_error) return unexpected(std::move(*first_error));
   return removed;
+}
+
+/// Removes the temporary files of `target` left by dead writers; as
+/// remove_stale_temporary_files_in, and invalid_argument when the target has
+/// no file name.
+inline result<std::size_t> remove_stale_temporary_files(file_system& fs, const std::string& target,
+                                                        const atomic_write_options& options = {}) {
+  std::string name = file_name(target);
+  if (name.empty()) return fail(errc::invalid_argument, "atomic write: target has no file name", target);
+  return remove_stale_temporary_files_in(
+      fs, parent_directory(target), [&](std::string_view candidate) { return candidate == name; }, options);
 }
 
 /// Writes a new version of one file. Move-only. Destroying a writer that was

@@ -25,7 +25,8 @@
 //
 // Crashes: at open, a writer cuts an incomplete last record (a crash during
 // an append: that operation was never acknowledged), keeping its bytes in
-// relay.log.torn-<unix ms> (tail_cut() says so). A record that fails its
+// relay.log.torn-<unix ms> (tail_cut() says so; one holding the same bytes
+// already, left by a crash before the cut, is named instead). A record that fails its
 // checksum with records after it, or that does not apply to the state before
 // it, is damage: open fails with errc::corrupt naming the offset, and nothing
 // is cut; store::repair() salvages such a log (keeping the damaged one). A failed append or sync poisons the writer: every later write fails
@@ -1349,11 +1350,30 @@ class store {
     return *got == header.size() && header == last_record_header_;
   }
 
-  // Writes `bytes` to `log_path` + `suffix` + `now` (then -1, -2, ... when
-  // that name is taken: an earlier file is never replaced), atomically and
-  // synced; returns the path.
+  // Keeps `bytes` beside the log, as `log_path` + `suffix` + `now` (then
+  // -1, -2, ... when that name is taken: an earlier file is never
+  // replaced), written atomically and synced; returns the path. A crash
+  // before the caller's next step (the cut of a torn tail, repair's rename)
+  // makes it keep the same bytes again: a kept file holding them already is
+  // returned instead of a second copy, and temporaries that an earlier
+  // crashed copy left are removed (best effort).
   static result<std::string> keep_beside(io::file_system& fs, const std::string& log_path, std::string_view suffix,
                                          std::uint64_t now, std::span<const std::byte> bytes) {
+    const std::string dir = io::parent_directory(log_path);
+    const std::string kept_prefix = io::file_name(log_path) + std::string(suffix);
+    (void)io::remove_stale_temporary_files_in(
+        fs, dir, [&](std::string_view target) { return target.starts_with(kept_prefix); });
+    if (auto entries = fs.list_dir(dir)) {
+      std::sort(entries->begin(), entries->end());
+      for (const std::string& entry : *entries) {
+        if (!entry.starts_with(kept_prefix)) continue;
+        const std::string path = io::join_path(dir, entry);
+        auto size = fs.file_size(path);
+        if (!size || *size != bytes.size()) continue;
+        auto kept = fs.map(path);
+        if (kept && std::ranges::equal(kept->bytes(), bytes)) return path;
+      }
+    }
     const std::string stem = log_path + std::string(suffix) + std::to_string(now);
     std::string path = stem;
     for (int n = 1;; ++n) {

@@ -217,8 +217,8 @@ void register_search(CLI::App& app, command_table& table) {
   sub->add_option("--mode", opts->mode, "vector, or hybrid (vector and BM25 fused by reciprocal rank)")
       ->capture_default_str();
   sub->add_option("--metric", opts->metric, "cosine or dot")->capture_default_str();
-  sub->add_option("--threads", opts->threads, "Threads for large layers (default: all cores)")
-      ->check(positive_count);
+  sub->add_option("--threads", opts->threads, "Threads for large layers, 1 to 1024 (default: all cores)")
+      ->check(agentctx_cli::positive_count_at_most(agentctx_cli::max_threads));
   sub->add_option("--preview", opts->preview_chars, "Characters of content to show per result")
       ->capture_default_str()
       ->check(positive_count);

@@ -82,8 +82,8 @@ void register_serve(CLI::App& app, command_table& table) {
                   "The longest message (one line) accepted; longer ones are answered with an error")
       ->capture_default_str()
       ->check(positive_count);
-  sub->add_option("--threads", opts->threads, "Threads per search for large layers (default: all cores)")
-      ->check(positive_count);
+  sub->add_option("--threads", opts->threads, "Threads per search for large layers, 1 to 1024 (default: all cores)")
+      ->check(agentctx_cli::positive_count_at_most(agentctx_cli::max_threads));
   table.add(sub, [opts] { return run_serve(*opts); });
 }
 

@@ -63,6 +63,10 @@ inline const CLI::Validator non_empty(
 /// count_between(1, max).
 inline CLI::Validator positive_count_at_most(std::uint64_t max) { return count_between(1, max); }
 
+/// The most threads a --threads option takes (more than any machine's cores:
+/// a larger number is a mistake, and would not fit the option's type).
+inline constexpr std::uint64_t max_threads = 1024;
+
 /// Accepts a whole number of at least 1 that fits in 64 bits.
 inline const CLI::Validator positive_count = positive_count_at_most(UINT64_MAX);
 

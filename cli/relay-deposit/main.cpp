@@ -10,7 +10,6 @@ int main(int argc, char** argv) {
   CLI::App app{"relay-deposit: deposit one Context Package into a Relay store and print its id and hash",
                "relay-deposit"};
   app.set_version_flag("--version", "relay-deposit (agentctx) " + std::string(agentctx::version));
-  app.footer(std::string(relay_cli::exit_codes_help));
 
   relay_cli::deposit_options options;
   options.program = "relay-deposit";

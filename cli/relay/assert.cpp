@@ -79,7 +79,7 @@ void register_assert(CLI::App& app, command_table& table) {
   by->needs(by_type);
   by_type->needs(by);
   sub->add_option("--tag", opts->fact.tags, "A tag (repeatable)");
-  add_writer_options(*sub, *opts);
+  add_writer_options(*sub, *opts, store_use::created);
 }
 
 }  // namespace relay_cli

@@ -54,7 +54,7 @@ void register_canonical(CLI::App& app, command_table& table) {
       ->required()
       ->check(agentctx_cli::non_empty);
   sub->add_flag("--rfc8785", opts->rfc8785, "RFC 8785 (JCS): names sorted by UTF-16 code units, null members kept");
-  add_common_options(*sub, *opts);
+  add_common_options(*sub, *opts, store_use::unused);
 }
 
 }  // namespace relay_cli

@@ -50,6 +50,12 @@ inline constexpr std::string_view exit_codes_help =
     "found quarantined packages; 2 usage error, I/O error, no store, store locked; 3 invalid_schema;\n"
     "4 invalid_transition; 5 duplicate_package_id; 6 project_archived.";
 
+/// The exit-code lines of the --help footers of deposit and relay-deposit:
+/// the causes a deposit can have.
+inline constexpr std::string_view deposit_exit_codes_help =
+    "Exit codes: 0 success (deposited, or already present); 1 a damaged store; 2 usage error, I/O error, store locked;\n"
+    "3 invalid_schema; 5 duplicate_package_id; 6 project_archived.";
+
 /// --store and --json, which every subcommand takes, and the name errors are
 /// reported under ("relay", or "relay-deposit").
 struct common_options {
@@ -83,9 +89,25 @@ inline void add_global_options(CLI::App& app) {
   app.add_flag("--json")->description("Print the result as one JSON document, for every command but serve");
 }
 
-inline void add_common_options(CLI::App& sub, common_options& o) {
+/// What a command does with its store, for the help of --store.
+enum class store_use {
+  read,     ///< reads (or changes) a store that must exist
+  created,  ///< its first write creates the store
+  unused,   ///< uses no store (takes --store as every command does)
+};
+
+inline const char* store_help(store_use use) {
+  switch (use) {
+    case store_use::created: return "The store's folder (created by the first write)";
+    case store_use::unused: return "Not used: this command reads no store (taken, as by every command)";
+    case store_use::read: break;
+  }
+  return "The store's folder (it must exist)";
+}
+
+inline void add_common_options(CLI::App& sub, common_options& o, store_use use = store_use::read) {
   sub.footer(std::string(exit_codes_help));
-  sub.add_option("--store", o.store, "The store's folder (created by the first write)")->capture_default_str();
+  sub.add_option("--store", o.store, store_help(use))->capture_default_str();
   sub.add_flag("--json", o.json, "Print the result as one JSON document (errors too, besides the stderr line)");
   inherit_global_options(sub, o.store, &o.json);
 }
@@ -95,8 +117,8 @@ struct writer_options : common_options {
   bool wait = false;
 };
 
-inline void add_writer_options(CLI::App& sub, writer_options& o) {
-  add_common_options(sub, o);
+inline void add_writer_options(CLI::App& sub, writer_options& o, store_use use = store_use::read) {
+  add_common_options(sub, o, use);
   sub.add_flag("--wait", o.wait, "Wait for another writer to finish instead of failing when the store is locked");
 }
 

@@ -35,7 +35,7 @@ int run_conformance(const common_options& o) {
 void register_conformance(CLI::App& app, command_table& table) {
   auto [sub, opts] = add_command(app, table, "conformance", "Print the conformance descriptor (level and capabilities)",
                                  run_conformance);
-  add_common_options(*sub, *opts);
+  add_common_options(*sub, *opts, store_use::unused);
 }
 
 }  // namespace relay_cli

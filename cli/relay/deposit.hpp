@@ -24,7 +24,8 @@ inline void add_deposit_options(CLI::App& app, deposit_options& o) {
   app.add_option("FILE", o.file, "The package: a JSON object (section 6), or - for standard input")
       ->required()
       ->check(agentctx_cli::non_empty);
-  add_writer_options(app, o);
+  add_writer_options(app, o, store_use::created);
+  app.footer(std::string(deposit_exit_codes_help));
 }
 
 inline int run_deposit(const deposit_options& o) {

@@ -58,7 +58,7 @@ void register_hash(CLI::App& app, command_table& table) {
   sub->add_option("FILE", opts->file, "The package, or - for standard input")
       ->required()
       ->check(agentctx_cli::non_empty);
-  add_common_options(*sub, *opts);
+  add_common_options(*sub, *opts, store_use::unused);
 }
 
 }  // namespace relay_cli

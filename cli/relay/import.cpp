@@ -88,7 +88,7 @@ void register_import(CLI::App& app, command_table& table) {
       ->check(agentctx_cli::non_empty);
   sub->add_flag("--partial", opts->partial,
                 "Import an export that lacks its end line (a file cut short): what it holds, checked as usual");
-  add_writer_options(*sub, *opts);
+  add_writer_options(*sub, *opts, store_use::created);
 }
 
 }  // namespace relay_cli

@@ -107,7 +107,7 @@ std::pair<CLI::App*, std::shared_ptr<project_options>> add_project_command(CLI::
   // The id as a positional, or as --project like every other command.
   sub->add_option("ID,--project", opts->project, "The project id, given either way (once)")->required();
   if (writes) {
-    add_writer_options(*sub, *opts);
+    add_writer_options(*sub, *opts, name == "create" ? store_use::created : store_use::read);
   } else {
     add_common_options(*sub, *opts);
   }

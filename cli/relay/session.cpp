@@ -75,7 +75,7 @@ void register_session(CLI::App& app, command_table& table) {
   start->add_option("--actor-type", start_opts->actor_type, "agent, human or script")
       ->required()
       ->check(CLI::IsMember({"agent", "human", "script"}));
-  add_writer_options(*start, *start_opts);
+  add_writer_options(*start, *start_opts, store_use::created);
   auto [end, end_opts] = add_command(*session, table, "end", "End a session", run_end);
   end->add_option("ID,--session", end_opts->session, "The session id, given either way (once)")->required();
   add_writer_options(*end, *end_opts);

@@ -168,6 +168,8 @@ TEST_CASE("agentsdb search: errors exit 1 or 2 with one line") {
       {{"search", "--query", "x", "--metric", "l1"}, p.path(), 2, "--metric must be cosine or dot"},
       {{"search", "--query", "x", "--layers", "base,global"}, p.path(), 2, "unknown layer 'global'"},
       {{"search", "--query", "x", "-k", "0"}, p.path(), 2, "-k"},
+      {{"search", "--query", "x", "--threads", "99999999999"}, p.path(), 2, "--threads: must be at most 1024, not '99999999999'"},
+      {{"search", "--query", "x", "--threads", "1025"}, p.path(), 2, "--threads: must be at most 1024, not '1025'"},
       {{"search", "--query-vec", "[1,2,3]"}, p.path(), 2, "the query vector has 3 values but the layers have 128"},
       {{"search", "--query-vec", "[1,\"a\"]"}, p.path(), 2, "--query-vec: value 2 is not a number"},
       {{"search", "--query-vec", "{}"}, p.path(), 2, "--query-vec: not a JSON array of numbers"},

@@ -282,6 +282,11 @@ TEST_CASE("relay error messages show control bytes and bytes that are not UTF-8 
   CHECK_FALSE(contains(broken.err, "not JSON: not JSON"));
   check_failure(f.run({"deposit", f.file("empty.json", "")}), exit_invalid_schema,
                 "empty.json: the package is not JSON: the text is empty");
+  // A value that is not UTF-8 is refused naming the field it went to.
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "a\xff", "--predicate", "p", "--value", "1"}),
+                exit_invalid_schema, "relay: subject is not valid UTF-8");
+  check_failure(f.run({"session", "start", "--project", "proj_demo", "--actor", "\xc3", "--actor-type", "agent"}),
+                exit_invalid_schema, "relay: actor_id is not valid UTF-8");
 }
 
 TEST_CASE("relay refuses options that do not apply to the mode asked for") {

@@ -147,7 +147,8 @@ TEST_CASE("relay-deposit deposits like relay deposit, with the same output and e
   cli_test::check_error(no_file, exit_usage, "FILE", "relay-deposit");
   const run_result help = cli_test::run(RELAY_DEPOSIT_BIN, {"--help"}, f.dir.path());
   check_clean_success(help);
-  CHECK(contains(help.out, "Exit codes: 0 success"));
+  CHECK(contains(help.out, "Exit codes: 0 success (deposited, or already present); 1 a damaged store;"));
+  CHECK_FALSE(contains(help.out, "invalid_transition"));
 }
 
 TEST_CASE("relay deposit refuses bad input with the protocol's exit codes") {
@@ -940,6 +941,16 @@ TEST_CASE("relay conformance, --help of every command, usage errors and a locked
     check_clean_success(help);
     CHECK(contains(help.out, "--store"));
     CHECK(contains(help.out, "Exit codes: 0 success"));
+    // --store says what the command does with the store.
+    const std::string name = cli_test::joined(command);
+    const bool creates = name.starts_with("deposit") || name.starts_with("assert") || name.starts_with("import") ||
+                         name.starts_with("project create") || name.starts_with("session start");
+    const bool unused = name.starts_with("conformance") || name.starts_with("canonical") || name.starts_with("hash");
+    CHECK(contains(help.out, creates  ? "The store's folder (created by the first write)"
+                             : unused ? "Not used: this command reads no store"
+                                      : "The store's folder (it must exist)"));
+    // A deposit's causes only: it finds nothing missing and makes no transition.
+    CHECK(contains(help.out, "4 invalid_transition") == !name.starts_with("deposit"));
   }
   const run_result top = cli_test::run(RELAY_BIN, {"--help"}, f.dir.path());
   check_clean_success(top);

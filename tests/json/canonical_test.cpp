@@ -11,6 +11,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace json_canonical_test {
@@ -318,6 +319,25 @@ TEST_CASE("a tree's strings are checked for UTF-8 in the pass that escapes them"
   // Both outcomes were tried often.
   CHECK(valid > 1000);
   CHECK(invalid > 1000);
+}
+
+TEST_CASE("invalid_utf8_path names where the first string that is not UTF-8 is") {
+  using object = json::value::object_type;
+  using array = json::value::array_type;
+  const std::pair<json::value, std::optional<std::string>> cases[] = {
+      {json::value("ok"), std::nullopt},
+      {json::value(object{{"a", 1}, {"b", array{"x", nullptr, object{{"c", "\xC3\xA9"}}}}}), std::nullopt},
+      {json::value("\xFF"), std::string()},
+      {json::value(object{{"a", "ok"}, {"b", "\xC3"}}), std::string("b")},
+      {json::value(object{{"fact", object{{"tags", array{"ok", "\xED\xA0\x80", "\xFF"}}}}}),
+       std::string("fact.tags[1]")},
+      {json::value(array{array{1, "\x80"}}), std::string("[0][1]")},
+      {json::value(object{{"fact", object{{"\xFF", 1}}}}), std::string("fact (a member's name)")},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(json::to_text(c.first));
+    CHECK(json::invalid_utf8_path(c.first) == c.second);
+  }
 }
 
 TEST_CASE("parse finds a name twice whether or not the names are in order") {

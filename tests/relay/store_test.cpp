@@ -1636,9 +1636,16 @@ TEST_CASE("an id or value that is not UTF-8 is the caller's invalid input (400),
   agentctx::io::memory_file_system fs;
   auto store = open_store(fs);
   const std::string before = log_bytes(fs);
-  for (auto refused : {store.create_project("p\xff").error(), store.assert_fact(assertion("v\xfe")).error()}) {
+  relay::fact_assertion tagged = assertion("v");
+  tagged.tags = {"ok", "t\xc0"};
+  const std::pair<agentctx::error, std::string> cases[] = {
+      {store.create_project("p\xff").error(), "project_id is not valid UTF-8"},
+      {store.assert_fact(assertion("v\xfe")).error(), "value is not valid UTF-8"},
+      {store.assert_fact(tagged).error(), "tags[1] is not valid UTF-8"},
+  };
+  for (const auto& [refused, message] : cases) {
     CHECK(refused.code == errc::invalid_argument);
-    CHECK(refused.message == "a string is not valid UTF-8");
+    CHECK(refused.message == message);  // the message is the capture
     CHECK(relay::protocol_error_of(refused).code == "invalid_schema");
   }
   CHECK(log_bytes(fs) == before);

@@ -24,6 +24,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -151,6 +152,32 @@ inline std::string to_text(const value& v, layout style = layout::compact) {
   writer w(out, style);
   write_value(w, v);
   return out;
+}
+
+/// Where the first string of `v` that is not valid UTF-8 is, as the member
+/// names and [indexes] that lead to it ("fact.tags[2]"; "fact (a member's
+/// name)" when a name is the string): for an error that names the field.
+/// Nothing when every string and name is valid.
+inline std::optional<std::string> invalid_utf8_path(const value& v) {
+  switch (v.type()) {
+    case value::kind::string:
+      if (!is_valid_utf8(v.as_string())) return std::string();
+      return std::nullopt;
+    case value::kind::array:
+      for (std::size_t i = 0; i < v.as_array().size(); ++i) {
+        if (auto inner = invalid_utf8_path(v.as_array()[i])) return "[" + std::to_string(i) + "]" + *inner;
+      }
+      return std::nullopt;
+    case value::kind::object:
+      for (const value::member& m : v.as_object()) {
+        if (!is_valid_utf8(m.first)) return std::string(" (a member's name)");
+        if (auto inner = invalid_utf8_path(m.second)) {
+          return m.first + (inner->empty() || inner->front() == '[' || inner->front() == ' ' ? "" : ".") + *inner;
+        }
+      }
+      return std::nullopt;
+    default: return std::nullopt;
+  }
 }
 
 }  // namespace agentctx::json

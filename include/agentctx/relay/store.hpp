@@ -1467,6 +1467,18 @@ class store {
     return {};
   }
 
+  // "subject is not valid UTF-8": the field of `record` (its wrapper, such
+  // as "fact.", left out) that holds text that is not UTF-8.
+  static std::string invalid_utf8_message(const json::value& record) {
+    std::string where = json::invalid_utf8_path(record).value_or(std::string());
+    if (const std::string* type = detail::string_member(record, "type")) {
+      if (where.starts_with(*type + ".")) where.erase(0, type->size() + 1);
+    }
+    if (where.empty()) return "a string is not valid UTF-8";
+    if (where.front() == ' ') return "a member's name is not valid UTF-8";
+    return where + " is not valid UTF-8";
+  }
+
   // Appends one record, syncs it, then applies it. The record is checked
   // against the state first (a dry run of apply), so the log never holds a
   // record that does not apply.
@@ -1479,7 +1491,7 @@ class store {
     if (!text) {
       // What the store holds is UTF-8, so text that is not came with the
       // call (an id or a value): the caller's input is invalid.
-      if (text.error().code == errc::invalid_utf8) return fail(errc::invalid_argument, text.error().message);
+      if (text.error().code == errc::invalid_utf8) return fail(errc::invalid_argument, invalid_utf8_message(record));
       return unexpected(std::move(text).error());
     }
     if (text->size() > max_record_payload) {

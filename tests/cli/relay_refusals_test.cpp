@@ -105,6 +105,32 @@ TEST_CASE("relay import into a project the store holds archived is project_archi
   const run_result restored = f.run_at(second, {"import", exported});
   check_clean_success(restored);
   CHECK(contains(restored.out, "project proj_demo: the store's differs from the export's and was kept as it is"));
+
+  // An export of an archived project, imported part-way (--partial of its
+  // first two lines), is completed by importing it again; a duplicated
+  // session line is refused (exit 3) before anything is written.
+  check_clean_success(f.run({"session", "start", "--project", "proj_demo", "--actor", "jordan", "--actor-type", "human"}));
+  check_clean_success(f.run({"project", "archive", "proj_demo"}));
+  check_clean_success(f.run({"export", "--out", exported}));
+  const std::string whole = cli_test::read_file(exported);
+  const std::string two_lines = whole.substr(0, whole.find('\n', whole.find('\n') + 1) + 1);
+  const std::string third = f.dir.path() + "/third";
+  const run_result partial = f.run_at(third, {"import", "--partial", f.file("two.ndjson", two_lines)});
+  CHECK(partial.exit_code == 0);
+  CHECK(contains(partial.out, "imported 1 project, 0 sessions, 0 packages"));
+  const run_result completed = f.run_at(third, {"import", exported});
+  check_clean_success(completed);
+  CHECK(contains(completed.out, "imported 0 projects, 1 session, 1 package"));
+  const std::size_t session_at = whole.find("{\"kind\":\"session\"");
+  REQUIRE(session_at != std::string::npos);
+  const std::string session_line = whole.substr(session_at, whole.find('\n', session_at) + 1 - session_at);
+  std::string twice = whole;
+  twice.insert(session_at, session_line);
+  const std::string counted = "\"sessions\":1";
+  twice.replace(twice.rfind(counted), counted.size(), "\"sessions\":2");
+  check_failure(f.run_at(f.dir.path() + "/fourth", {"import", f.file("twice.ndjson", twice)}), exit_invalid_schema,
+                "appears twice");
+  CHECK_FALSE(std::filesystem::exists(f.dir.path() + "/fourth/relay.log"));
 }
 
 TEST_CASE("relay repair of a store whose first record is damaged keeps the project's later records") {

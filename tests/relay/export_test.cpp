@@ -4,9 +4,14 @@
 
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "agentctx/core/crc32.hpp"
 #include "agentctx/core/endian.hpp"
@@ -63,6 +68,22 @@ TEST_CASE("import refuses to write into a project the store holds archived, and 
   CHECK(restored.find_project("proj_demo")->archived());
   // Importing it again writes nothing, so the archived project is no obstacle.
   CHECK(require_value(relay::import_ndjson(restored, archived_text)).packages == 0);
+  // An import of it that stopped after the project line (here: an import of
+  // the file's first lines) is completed by importing the file again: the
+  // store holds the archived project exactly as exported, so it is the
+  // export's own, and what the export holds goes into it.
+  agentctx::io::memory_file_system fourth;
+  auto stopped = require_value(relay::store::open(fourth, "/r4", test_options()));
+  relay::import_options allow_cut;
+  allow_cut.allow_incomplete = true;
+  const std::string first_two_lines = archived_text.substr(0, archived_text.find('\n', archived_text.find('\n') + 1) + 1);
+  CHECK(require_value(relay::import_ndjson(stopped, first_two_lines, allow_cut)).projects == 1);
+  CHECK(stopped.find_project("proj_demo")->archived());
+  const relay::import_report completed = require_value(relay::import_ndjson(stopped, archived_text));
+  CHECK(completed.packages == 1);
+  CHECK(completed.differing_projects.empty());
+  CHECK(require_value(stopped.packages_of("proj_demo")).size() == 1);
+  CHECK(stopped.find_project("proj_demo")->archived());
 }
 
 TEST_CASE("a session's packages_deposited survives export and import in its order") {
@@ -514,10 +535,127 @@ TEST_CASE("an export ends with the counts of its lines; import refuses a file cu
     CAPTURE(end);
     CHECK(require_error(import_into_new(header + end + "\n")).message.find("is not a count") != std::string::npos);
   }
-  CHECK(require_value(import_into_new(
-                          header +
-                          R"({"facts":0,"kind":"relay-export-end","packages":0,"projects":0,"sessions":0,"status_changes":0})"))
-            .packages == 0);
+  // An export of no project: its header lists none. A header that lists
+  // a project the file does not hold (or holds one it does not list) is
+  // refused.
+  const std::string empty_end =
+      R"({"facts":0,"kind":"relay-export-end","packages":0,"projects":0,"sessions":0,"status_changes":0})";
+  std::string no_projects = header;
+  no_projects.replace(no_projects.find(R"(["proj_demo"])"), 13, "[]");
+  CHECK(require_value(import_into_new(no_projects + empty_end)).packages == 0);
+  CHECK(require_error(import_into_new(header + empty_end)).message ==
+        R"(line 1: the header lists the projects ("proj_demo"), but the export's project lines are of ())");
+  std::string other_listed = text;
+  other_listed.replace(other_listed.find(R"(["proj_demo"])"), 13, R"(["proj_zzz"])");
+  CHECK(require_error(import_into_new(other_listed)).message ==
+        R"(line 1: the header lists the projects ("proj_zzz"), but the export's project lines are of ("proj_demo"))");
+}
+
+TEST_CASE("import refuses, naming the line and writing nothing: lines twice, a session ending before it starts, a "
+          "second current fact in the file, a record too large; a status line's other members are not written") {
+  agentctx::io::memory_file_system fs;
+  auto source = require_value(relay::store::open(fs, "/r", test_options()));
+  const std::string session_id =
+      require_value(source.start_session("proj_demo", "jordan", relay::actor_type::human))->session_id;
+  json::value draft = package("pkg_1");
+  draft.set("status", "draft");
+  require_value(source.deposit(draft));
+  require_value(source.flag_for_review("pkg_1", relay::review_type::human, std::string("check it")));
+  require_value(source.assert_fact(status_of("dashboard", "live")));
+  require_value(source.end_session(session_id));
+  std::string text;
+  require_ok(relay::export_ndjson(source, "", text));
+
+  // The lines as trees; the text of a changed list, its end line's counts
+  // made to agree.
+  std::vector<json::value> lines;
+  for (std::size_t at = 0; at < text.size();) {
+    const std::size_t end = text.find('\n', at);
+    lines.push_back(require_value(json::parse(std::string_view(text).substr(at, end - at))));
+    at = end + 1;
+  }
+  REQUIRE(lines.size() == 7);  // header, project, session, package, status, fact, end
+  const auto text_of = [](std::vector<json::value> changed) {
+    std::map<std::string, double> counts;
+    for (const json::value& l : changed) counts[l.find("kind")->as_string() + "s"] += 1;
+    json::value& end = changed.back();
+    for (const char* name : {"projects", "sessions", "packages", "facts"}) end.set(name, counts[name]);
+    end.set("status_changes", counts["statuss"]);
+    std::string out;
+    for (const json::value& l : changed) out += require_value(json::serialize(l, json::canonical_form::jcs)) + "\n";
+    return out;
+  };
+  const auto inserted = [&](std::size_t at, json::value line) {
+    std::vector<json::value> changed = lines;
+    changed.insert(changed.begin() + static_cast<std::ptrdiff_t>(at), std::move(line));
+    return changed;
+  };
+  const auto member_set = [](json::value line, const char* object, const char* name, json::value value) {
+    line.find(object)->set(name, std::move(value));
+    return line;
+  };
+
+  json::value renamed_project = member_set(lines[1], "project", "name", "Another name");
+  json::value second_current = member_set(lines[5], "fact", "fact_id", "fact_second");
+  second_current.find("fact")->set("valid_from", "2026-05-01T00:00:00Z");
+  std::vector<json::value> ends_early = lines;
+  ends_early[2].find("session")->set("ended_at", "2020-01-01T00:00:00Z");
+  // A package whose record is larger than a record may be, hashed right.
+  json::value big = package("pkg_big");
+  big.set("content_md", std::string(relay::max_record_payload - 200, 'x'));
+  json::value big_line = json::value::object_type{
+      {"kind", "package"}, {"hash", require_value(relay::content_hash(big))}, {"package", big}};
+
+  struct refusal {
+    const char* name;
+    std::string input;
+    errc code;
+    std::string message;
+  };
+  const refusal refusals[] = {
+      {"a project line twice", text_of(inserted(2, renamed_project)), errc::invalid_argument,
+       "line 3: project \"proj_demo\" appears twice"},
+      {"a session line twice", text_of(inserted(3, lines[2])), errc::invalid_argument,
+       "line 4: session \"" + session_id + "\" appears twice"},
+      {"a session that ends before it starts", text_of(ends_early), errc::invalid_argument,
+       "line 3: session \"" + session_id + "\" ends (2020-01-01T00:00:00Z) before it starts (" +
+           source.find_session(session_id)->started_at + ")"},
+      {"two current facts of a key in the file", text_of(inserted(6, second_current)), errc::invalid_argument,
+       "line 7: fact \"fact_second\" would be a second current fact of (dashboard, status) in the import"},
+      {"a record too large for the log", text_of(inserted(5, big_line)), errc::invalid_argument,
+       "line 6: the record would be "},
+  };
+  for (const refusal& r : refusals) {
+    CAPTURE(r.name);
+    agentctx::io::memory_file_system other;
+    auto target = require_value(relay::store::open(other, "/copy", test_options()));
+    const agentctx::error e = require_error(relay::import_ndjson(target, r.input));
+    CHECK(e.code == r.code);
+    CHECK(e.message.starts_with(r.message));
+    CHECK(target.record_count() == 0);
+  }
+
+  // A status line's members other than a status change's are not written:
+  // a "project" member there creates no project.
+  std::vector<json::value> with_project = lines;
+  with_project[4].set("project", json::value::object_type{{"project_id", "injected"}, {"name", "injected"},
+                                                         {"created_at", "2026-04-18T20:00:00Z"}});
+  agentctx::io::memory_file_system other;
+  auto target = require_value(relay::store::open(other, "/copy", test_options()));
+  CHECK(require_value(relay::import_ndjson(target, text_of(with_project))).status_changes == 1);
+  CHECK(target.find_project("injected") == nullptr);
+  CHECK(require_value(target.find_package("pkg_1", "proj_demo"))->package.status == relay::package_status::awaiting_review);
+  // The store's own end of a session is never before its start, should the
+  // clock step back.
+  auto stepping = test_options();
+  auto now = std::make_shared<std::uint64_t>(1'776'542'400'000ull);
+  stepping.clock = [now] { return *now; };
+  agentctx::io::memory_file_system fourth;
+  auto back = require_value(relay::store::open(fourth, "/r4", stepping));
+  const relay::session* started = require_value(back.start_session("proj_demo", "jordan", relay::actor_type::human));
+  *now -= 60'000;
+  const relay::session* ended = require_value(back.end_session(started->session_id));
+  CHECK(ended->ended_at == std::optional<std::string>(ended->started_at));
 }
 
 TEST_CASE("export leaves out a quarantined package, says so, and what it writes imports") {

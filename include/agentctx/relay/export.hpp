@@ -33,8 +33,12 @@
 // time another fact of its key holds (already_exists; invalid_argument when
 // both are in the file) are errors naming the line, and so
 // is a line that would write into a project the target holds archived
-// (project_archived), and so is a status change or a session the target
-// holds otherwise (already_exists). What the target already holds
+// (project_archived; but for a project it holds exactly as the export has
+// it, archived: the export's own, from an import of it that stopped
+// part-way), and so is a status change or a session the target holds
+// otherwise (already_exists), a project, session, package or fact id on two
+// lines, a session ending before it starts, and a record larger than the
+// log takes. What the target already holds
 // identically is skipped, so importing the same file twice changes nothing;
 // so are the status changes it holds and a session it holds ended where the
 // export has it open (the target's are later), and so is a fact it holds
@@ -115,6 +119,13 @@ inline std::string describe_counts(const export_counts& c) {
     out += std::to_string(c.*m.field) + " " + std::string(m.word) + (c.*m.field == 1 ? "" : "s");
   }
   return out;
+}
+
+// ("a", "b"): the ids, each quoted, as a list in a message.
+inline std::string joined_ids(const std::vector<std::string>& ids) {
+  std::string out = "(";
+  for (const std::string& id : ids) out += (out.size() > 1 ? ", " : "") + quote_for_message(id);
+  return out + ")";
 }
 
 }  // namespace detail
@@ -316,9 +327,14 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
     const std::string about = " of (" + l.f.subject + ", " + l.f.predicate + ")";
     if (l.f.is_current()) {
       const fact* current = s.current_fact(l.f.project_id, l.f.subject, l.f.predicate);
-      if ((current != nullptr && after.count(current->fact_id) == 0) || !current_keys.insert(key).second) {
+      if (current != nullptr && after.count(current->fact_id) == 0) {
         return fail(errc::already_exists, at_line(l) + "fact " + quote_for_message(l.f.fact_id) +
-                                              " would be a second current fact" + about);
+                                              " would be a second current fact" + about + ": the store holds " +
+                                              quote_for_message(current->fact_id));
+      }
+      if (!current_keys.insert(key).second) {
+        return fail(errc::invalid_argument, at_line(l) + "fact " + quote_for_message(l.f.fact_id) +
+                                                " would be a second current fact" + about + " in the import");
       }
     }
     // A fact that held for a while must not hold at a time another fact of
@@ -367,6 +383,13 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
   std::vector<detail::planned_record> plan;
   import_report report;
   std::set<std::string> new_projects;
+  // Projects the store holds exactly as the export has them: an archived
+  // one is the export's own (an import of it that stopped part-way), and
+  // the import restores what it holds as it would into a new one.
+  std::set<std::string> held_as_exported;
+  std::set<std::string> project_lines;  // ids of the project lines read
+  std::set<std::string> session_lines;  // ids of the session lines read
+  std::vector<std::string> header_projects;
   // package key -> (status changes the store holds, changes planned so far), to skip held changes
   std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> held_changes;
   std::map<std::pair<std::string, std::string>, json::value> planned_wire;  // package state as planned
@@ -391,10 +414,11 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
     }
     // A line that would write into a project the store holds archived is
     // refused, as deposit and assert_fact are (an archived project the
-    // import itself creates is restored as exported).
+    // import itself creates is restored as exported, and so is one the
+    // store holds exactly as exported: this import, stopped part-way).
     const auto writable = [&](const std::string& project_id) -> result<void> {
       const project* held = s.find_project(project_id);
-      if (held == nullptr || !held->archived()) return {};
+      if (held == nullptr || !held->archived() || held_as_exported.count(project_id) != 0) return {};
       error e = project_archived(project_id);
       e.message = where + e.message;
       return unexpected(std::move(e));
@@ -428,6 +452,12 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (!first_line) return bad("a second header line: two exports joined");
       const std::string* version = detail::string_member(object, "protocol_version");
       if (version == nullptr || *version != protocol_version) return bad("an export of another protocol version");
+      const json::value* listed = object.find("projects");
+      if (listed == nullptr || !listed->is_array()) return bad("the header has no \"projects\" list");
+      for (const json::value& id : listed->as_array()) {
+        if (!id.is_string()) return bad("the header's \"projects\" list holds something other than project ids");
+        header_projects.push_back(id.as_string());
+      }
     } else if (*kind == export_end_kind) {
       export_counts stated;
       for (const detail::export_count_member& m : detail::export_count_members) {
@@ -449,14 +479,17 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (wire == nullptr) return bad("project line without project");
       auto p = read_project(*wire);
       if (!p) return bad(p.error().message);
-      if (new_projects.count(p->project_id) != 0) {
-        ++report.skipped;
-        continue;
+      if (!project_lines.insert(p->project_id).second) {
+        return bad("project " + quote_for_message(p->project_id) + " appears twice");
       }
       if (const project* held = s.find_project(p->project_id)) {
         // The store's project stays as it is (its name, created_at and
         // archived state are the store's to change).
-        if (!(held->wire == *wire)) report.differing_projects.push_back(p->project_id);
+        if (held->wire == *wire) {
+          held_as_exported.insert(p->project_id);
+        } else {
+          report.differing_projects.push_back(p->project_id);
+        }
         ++report.skipped;
         continue;
       }
@@ -469,6 +502,13 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (wire == nullptr) return bad("session line without session");
       auto ses = read_session(*wire);
       if (!ses) return bad(ses.error().message);
+      if (!session_lines.insert(ses->session_id).second) {
+        return bad("session " + quote_for_message(ses->session_id) + " appears twice");
+      }
+      if (ses->ended_at && parse_rfc3339_utc_instant(*ses->ended_at).value() < parse_rfc3339_utc_instant(ses->started_at).value()) {
+        return bad("session " + quote_for_message(ses->session_id) + " ends (" + *ses->ended_at + ") before it starts (" +
+                   ses->started_at + ")");
+      }
       if (s.find_project(ses->project_id) == nullptr && new_projects.count(ses->project_id) == 0) {
         return bad("session of project " + quote_for_message(ses->project_id) + ", which the export does not hold");
       }
@@ -520,7 +560,9 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (!p) return bad(p.error().message);
       auto computed = content_hash(*wire, canonicalizer);
       if (!computed) return bad(computed.error().message);
-      if (*computed != *hash) return bad("package " + p->package_id + " hashes to " + *computed + ", not " + *hash);
+      if (*computed != *hash) {
+        return bad("package " + quote_for_message(p->package_id) + " hashes to " + *computed + ", not " + *hash);
+      }
       if (s.find_project(p->project_id) == nullptr && new_projects.count(p->project_id) == 0) {
         return bad("package of project " + quote_for_message(p->project_id) + ", which the export does not hold");
       }
@@ -563,7 +605,9 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       wire->second.set("status", *status);
       wire->second.set("review_type", *review);
       auto computed = content_hash(wire->second, canonicalizer);
-      if (!computed || *computed != *hash) return bad("status change of " + *package_id + " does not hash to " + *hash);
+      if (!computed || *computed != *hash) {
+        return bad("status change of " + quote_for_message(*package_id) + " does not hash to " + *hash);
+      }
       auto& [held, seen] = held_changes[key];
       if (++seen <= held) {
         // The store holds this package's change number `seen` already: the
@@ -583,9 +627,13 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
         continue;
       }
       AGENTCTX_TRY(writable(*project_id));
-      json::value record = std::move(object);
-      record.erase("kind");
-      record.set("type", "status");
+      // The record is built of the members a status change has, as the
+      // store writes one (store.hpp), whatever else the line holds.
+      json::value record = json::value::object_type{{"type", "status"},  {"project_id", *project_id},
+                                                    {"package_id", *package_id}, {"status", *status},
+                                                    {"review_type", *review}, {"at", *at},
+                                                    {"hash", *hash}};
+      if (const std::string* note = detail::string_member(object, "note")) record.set("note", *note);
       plan.push_back({line_number, std::move(record)});
       ++report.status_changes;
     } else if (*kind == "fact") {
@@ -641,7 +689,31 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
                     ": the file was cut short (or written before exports had end lines, 2026-11-26)");
   }
   report.incomplete = end_line == 0;
+  {
+    // The header lists the projects the export holds: all of them, or,
+    // when it was cut short, the ones whose lines are there.
+    std::set<std::string> listed(header_projects.begin(), header_projects.end());
+    const bool listed_all = std::includes(listed.begin(), listed.end(), project_lines.begin(), project_lines.end());
+    if (!listed_all || listed.size() != header_projects.size() ||
+        (end_line != 0 && listed.size() != project_lines.size())) {
+      return fail(errc::invalid_argument,
+                  "line 1: the header lists the projects " + detail::joined_ids(header_projects) +
+                      ", but the export's project lines are of " +
+                      detail::joined_ids(std::vector<std::string>(project_lines.begin(), project_lines.end())));
+    }
+  }
   AGENTCTX_TRY(detail::plan_fact_lines(s, fact_lines, plan, report));
+  // Every refusal before the first write: a record too large for the log
+  // too (a package that fits a line may not fit a record).
+  for (const detail::planned_record& p : plan) {
+    auto text = canonicalizer.serialize(p.record, json::canonical_form::jcs);
+    if (!text) return fail(text.error().code, "line " + std::to_string(p.line) + ": " + text.error().message);
+    if (text->size() > max_record_payload) {
+      error e = detail::record_too_large(text->size()).error();
+      e.message = "line " + std::to_string(p.line) + ": " + e.message;
+      return unexpected(std::move(e));
+    }
+  }
 
   for (detail::planned_record& p : plan) {
     if (auto written = s.append_record(std::move(p.record)); !written) {

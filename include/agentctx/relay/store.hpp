@@ -241,6 +241,13 @@ struct repair_options {
 
 namespace detail {
 
+/// The refusal of a record `bytes` long in its log form: more than a record
+/// may hold (max_record_payload).
+inline unexpected record_too_large(std::size_t bytes) {
+  return fail(errc::invalid_argument, "the record would be " + std::to_string(bytes) + " bytes; the log takes at most " +
+                                          std::to_string(max_record_payload));
+}
+
 inline std::uint64_t default_random() {
   static std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
@@ -748,7 +755,8 @@ class store {
       return unexpected(project_archived(it->second.project_id));
     }
     json::value wire = it->second.wire;
-    wire.set("ended_at", now_text());
+    // Never before its start, should the clock have stepped back since.
+    wire.set("ended_at", clock_() <= it->second.started_at_ms ? it->second.started_at : now_text());
     json::value record = json::value::object_type{{"type", "session"}, {"session", std::move(wire)}};
     AGENTCTX_TRY(commit(record));
     return &sessions_.at(session_id);
@@ -1494,10 +1502,7 @@ class store {
       if (text.error().code == errc::invalid_utf8) return fail(errc::invalid_argument, invalid_utf8_message(record));
       return unexpected(std::move(text).error());
     }
-    if (text->size() > max_record_payload) {
-      return fail(errc::invalid_argument, "the record would be " + std::to_string(text->size()) +
-                                              " bytes; the log takes at most " + std::to_string(max_record_payload));
-    }
+    if (text->size() > max_record_payload) return detail::record_too_large(text->size());
     frame_.clear();
     relay::append_record(frame_, *text);
     if (auto written = log_->append(std::as_bytes(std::span(frame_.data(), frame_.size()))); !written) {

@@ -140,7 +140,8 @@ TEST_CASE("names with escapes are ordered by their decoded bytes") {
   CHECK(both_paths(c, R"({"a#":3,"a\"":2,"a!":1,"\u0062":4})", canonical_form::relay) ==
         R"({"a!":1,"a\"":2,"a#":3,"b":4})");
   // Decoded names that tie with plain ones are duplicates.
-  CHECK(refusal(c, R"({"ab":1,"a\u0062":2})") == "duplicate member name \"ab\"");
+  CHECK(refusal(c, R"({"ab":1,"a\u0062":2})") == "duplicate member name \"ab\" (in the object that closes here)");
+  CHECK(refusal(c, R"({"a\u0062":1,"ab":2})") == "duplicate member name \"ab\"");
   // Supplementary characters against U+E000..U+FFFF: the forms disagree.
   const std::string text = R"({"\uffff":1,"\ud83d\ude00":2,"\ue000x":3})";
   CHECK(both_paths(c, text, canonical_form::relay) == "{\"\xEE\x80\x80x\":3,\"\xEF\xBF\xBF\":1,\"\xF0\x9F\x98\x80\":2}");
@@ -373,6 +374,10 @@ TEST_CASE("errors of the text path name the problem and the byte where it is") {
       {"\"abc", errc::invalid_value, 0, "not closed"},
       {"[\"x\", \"\xC3\"]", errc::invalid_utf8, 7, "UTF-8"},
       {"[1, \xFF]", errc::invalid_utf8, 4, "UTF-8"},  // not JSON either: UTF-8 is reported first
+      // A name twice: its second use; when that has escapes, the object's end.
+      {"{\"a\":1,\n \"b\":2, \"a\":3}", errc::invalid_value, 16, "duplicate member name \"a\""},
+      {"[{\"b\":{\"a\":1,\"a\":2}}]", errc::invalid_value, 13, "duplicate member name \"a\""},
+      {"{\"a\":1,\"\\u0061\":2} ", errc::invalid_value, 17, "(in the object that closes here)"},
   };
   canonicalizer c;
   for (const bad& b : cases) {

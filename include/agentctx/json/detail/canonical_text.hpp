@@ -279,6 +279,17 @@ class text_canonicalizer {
     return {nullptr, nullptr};
   }
 
+  // A name given twice in one object: where its second use is (its opening
+  // quote) when the name is the input's own bytes; a name with escapes was
+  // decoded elsewhere, and the object's closing brace is named instead.
+  [[gnu::cold, gnu::noinline]] void duplicate_name(std::string_view second, const char* closing) {
+    const bool in_input = second.data() > begin_ && second.data() < end_;
+    const char* at = in_input ? second.data() - 1 : closing;
+    failure_ = make_error(errc::invalid_value,
+                          duplicate_name_message(second) + (in_input ? "" : " (in the object that closes here)"), {},
+                          static_cast<std::uint64_t>(at - begin_));
+  }
+
   static bool is_digit(char c) noexcept { return static_cast<unsigned char>(c - '0') < 10; }
 
   // The end of the run of digits starting at `p`: runs shorter than sixteen
@@ -452,7 +463,7 @@ class text_canonicalizer {
     std::size_t i = 1;
     while (i < count && member_less(members[i - 1], members[i], form_)) ++i;
     if (i < count) {
-      c.out = put_in_order(first, content, c.out);
+      c.out = put_in_order(first, content, c.out, c.in);
       if (c.out == nullptr) return {nullptr, nullptr};
     }
     member_count_ = first;
@@ -469,11 +480,11 @@ class text_canonicalizer {
   // text starts at output offset `content` (and ends at `end`), and moves
   // their text into that order; returns the end of that text (which may now
   // be in another buffer: base_ is updated), or nullptr (with failure_ set)
-  // for a name seen twice. Each member is sorted as one 64-bit key: its name's prefix in the
+  // for a name seen twice (`closing`: the object's '}' in the input). Each member is sorted as one 64-bit key: its name's prefix in the
   // high bits, its index in the low bits (as few as the count needs); keys
   // whose prefix parts are equal are put in order by their whole names
   // afterwards.
-  [[gnu::noinline]] char* put_in_order(std::size_t first, std::size_t content, char* end) {
+  [[gnu::noinline]] char* put_in_order(std::size_t first, std::size_t content, char* end, const char* closing) {
     const slot* const members = members_.data() + first;
     const std::size_t count = member_count_ - first;
     const int index_bits = std::max(1, static_cast<int>(std::bit_width(count - 1)));
@@ -517,7 +528,7 @@ class text_canonicalizer {
       for (std::size_t r = k + 1; r < run_end; ++r) {
         const std::string_view name = members[keys[r] & index_mask].name;
         if (name == members[keys[r - 1] & index_mask].name) {
-          failure_ = make_error(errc::invalid_value, duplicate_name_message(name));
+          duplicate_name(members[std::max(keys[r], keys[r - 1]) & index_mask].name, closing);
           return nullptr;
         }
       }

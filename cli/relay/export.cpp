@@ -100,7 +100,8 @@ int run_export(const export_options& o) {
 
 void register_export(CLI::App& app, command_table& table) {
   auto [sub, opts] = add_command(app, table, "export", "Write a project (default: every project) as NDJSON", run_export);
-  sub->add_option("--project", opts->project, "The project (default: every project)");
+  sub->add_option("--project", opts->project, "The project (default: every project)")
+      ->check(agentctx_cli::non_empty);
   sub->add_option("-o,--out", opts->out, "Write to this file, replaced atomically (default: standard output)");
   add_common_options(*sub, *opts);
 }

@@ -36,7 +36,8 @@ void register_flag(CLI::App& app, command_table& table) {
       ->required()
       ->check(CLI::IsMember({"human", "agent"}));
   sub->add_option("--note", opts->note, "What to review");
-  sub->add_option("--project", opts->project, "The package's project (needed when its id is in several)");
+  sub->add_option("--project", opts->project, "The package's project (needed when its id is in several)")
+      ->check(agentctx_cli::non_empty);
   add_writer_options(*sub, *opts);
 }
 

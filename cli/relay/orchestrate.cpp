@@ -73,17 +73,22 @@ int print_digest(const json::value& digest) {
   });
   section("Awaiting review", array_in(summary, "awaiting_review"),
           [](const json::value& item) { return shown(item.as_string()); });
-  section("Active facts", array_in(digest, "active_facts"), [](const json::value& item) {
+  // A global digest says which project a fact or a question is of.
+  const auto project_ref = [global](const json::value& item) {
+    return global ? " [in " + shown(text_of(item, "project_id")) + "]" : std::string();
+  };
+  section("Active facts", array_in(digest, "active_facts"), [&](const json::value& item) {
     auto f = relay::read_fact(item);
-    return f ? fact_line(*f) : shown(text_of(item, "fact_id"));
+    return (f ? fact_line(*f) : shown(text_of(item, "fact_id"))) + project_ref(item);
   });
   section("Open questions", array_in(digest, "open_questions"),
-          [](const json::value& item) { return shown(item.as_string()); });
+          [&](const json::value& item) { return shown(text_of(item, "question")) + project_ref(item); });
   section("Snippets", array_in(digest, "snippets"), [](const json::value& item) {
     char score[32];
     std::snprintf(score, sizeof score, "%.4f", member(item, "score").as_number());
+    const std::string excerpt = text_of(item, "excerpt");
     return std::string(score) + "  " + shown(text_of(item, "title")) + " [" + shown(text_of(item, "package_id")) + " in " +
-           shown(text_of(item, "project_id")) + "]\n  " + shown(text_of(item, "excerpt"));
+           shown(text_of(item, "project_id")) + "]" + (excerpt.empty() ? "" : "\n  " + shown(excerpt));
   });
   if (global) {
     section("Projects", array_in(digest, "projects"), [](const json::value& item) {
@@ -130,7 +135,8 @@ void register_orchestrate(CLI::App& app, command_table& table) {
   auto [sub, opts] = add_command(app, table, "orchestrate",
                                  "Print a digest of recent work in a project, or across every active project",
                                  run_orchestrate);
-  sub->add_option("--project", opts->project, "The project (default: a global digest of every active project)");
+  sub->add_option("--project", opts->project, "The project (default: a global digest of every active project)")
+      ->check(agentctx_cli::non_empty);
   sub->add_option("--focus", opts->focus, "A topic: adds the packages most similar to it as snippets");
   sub->add_option("--snippets", opts->snippets,
                   "How many snippets at the most (with --focus; default " +

@@ -4,8 +4,9 @@
 //   relay pull --mode relevant --project proj_demo --query "archive rollout" --limit 5
 // latest: the newest packages of a project; specific: one package in full
 // (its status changes too); relevant: the packages the hybrid search
-// (relay::pull_relevant) ranks highest, every project's when --project is
-// not given, embedded with the embedder the shared flags describe.
+// (relay::pull_relevant) ranks highest, those of every project not archived
+// when --project is not given (each line then names its project), embedded
+// with the embedder the shared flags describe.
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -75,7 +76,10 @@ int pull_relevant(const pull_options& o) {
       if (hits->empty()) std::cout << "no packages\n";
       std::size_t rank = 0;
       for (const relay::relevant_hit& hit : *hits) {
-        std::printf("%zu. %.4f  %s\n", ++rank, hit.score, package_line(hit.package->package).c_str());
+        const relay::package& p = hit.package->package;
+        // A global pull names each package's project.
+        const std::string project = o.project.empty() ? shown(p.project_id) + "  " : std::string();
+        std::printf("%zu. %.4f  %s%s\n", ++rank, hit.score, project.c_str(), package_line(p).c_str());
       }
       return static_cast<int>(exit_ok);
     });
@@ -103,7 +107,9 @@ void register_pull(CLI::App& app, command_table& table) {
       ->required()
       ->check(CLI::IsMember({"latest", "specific", "relevant"}));
   sub->add_option("--project", opts->project,
-                  "The project (latest, relevant: required for latest; relevant searches every project without it)");
+                  "The project (latest, relevant: required for latest; relevant searches every project not archived "
+                  "without it)")
+      ->check(agentctx_cli::non_empty);
   sub->add_option("--package", opts->package, "The package id (specific)");
   sub->add_option("--query", opts->query, "The text to rank packages against (relevant)");
   sub->add_option("--limit", opts->limit, "How many packages at the most (latest, relevant; default 5)")

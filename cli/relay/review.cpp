@@ -74,7 +74,8 @@ void register_review(CLI::App& app, command_table& table) {
                   "which a draft with none must be given)")
       ->check(CLI::IsMember({"human", "agent"}));
   sub->add_option("--note", opts->note, "The reviewer's note");
-  sub->add_option("--project", opts->project, "The package's project (with --list: the project to list)");
+  sub->add_option("--project", opts->project, "The package's project (with --list: the project to list)")
+      ->check(agentctx_cli::non_empty);
   sub->add_flag("--list", opts->list, "List the project's packages awaiting review, oldest first");
   add_writer_options(*sub, *opts);
 }

@@ -81,7 +81,8 @@ void register_session(CLI::App& app, command_table& table) {
   add_writer_options(*end, *end_opts);
   auto [list, list_opts] = add_command(*session, table, "list", "List sessions (of one project with --project)",
                                        run_list_sessions);
-  list->add_option("--project", list_opts->project, "Only this project's sessions");
+  list->add_option("--project", list_opts->project, "Only this project's sessions")
+      ->check(agentctx_cli::non_empty);
   add_common_options(*list, *list_opts);
 }
 

@@ -27,15 +27,16 @@ inline constexpr int exit_archived = 6;
 
 inline std::string now_text() { return agentctx::format_rfc3339_utc_ms(agentctx::now_unix_ms()); }
 
-/// A package (section 6) as JSON text, created now (so orient's window has
-/// it); `extra` members are added as they are (",\"tags\":[...]").
+/// A package (section 6) as JSON text, created at `created_at` (default now,
+/// so orient's window has it); `extra` members are added as they are
+/// (",\"tags\":[...]").
 inline std::string package_text(const std::string& id, const std::string& title,
                                 const std::string& project = "proj_demo", const std::string& status = "complete",
-                                const std::string& extra = "") {
+                                const std::string& extra = "", const std::string& created_at = now_text()) {
   std::string text = "{";
   if (!id.empty()) text += "\"package_id\":\"" + id + "\",";
   text += "\"project_id\":\"" + project + "\",\"relay_version\":\"0.1\",\"title\":\"" + title + "\",\"status\":\"" +
-          status + "\",\"package_type\":\"milestone\",\"review_type\":\"none\",\"created_at\":\"" + now_text() +
+          status + "\",\"package_type\":\"milestone\",\"review_type\":\"none\",\"created_at\":\"" + created_at +
           "\",\"created_by\":{\"id\":\"jordan\",\"type\":\"human\",\"session_id\":null}" + extra + "}";
   return text;
 }

@@ -360,6 +360,27 @@ TEST_CASE("relay refuses options that do not apply to the mode asked for") {
                 "not-a-folder/: not a directory");
 }
 
+TEST_CASE("relay refuses an empty --project where it is optional, instead of reading it as no project") {
+  relay_fixture f;
+  deposit(f, "pkg_1");
+  // Read as absent, "" would widen these to every project (pull, orchestrate,
+  // export) or to any project (flag, review), and list every session.
+  const std::vector<std::vector<std::string>> commands = {
+      {"pull", "--mode", "relevant", "--query", "archive", "--project", ""},
+      {"pull", "--mode", "specific", "--package", "pkg_1", "--project", ""},
+      {"orchestrate", "--project", ""},
+      {"orchestrate", "--focus", "archive", "--project", ""},
+      {"export", "--project", ""},
+      {"flag", "--package", "pkg_1", "--review-type", "human", "--project", ""},
+      {"review", "--list", "--project", ""},
+      {"session", "list", "--project", ""},
+  };
+  for (const std::vector<std::string>& command : commands) {
+    CAPTURE(cli_test::joined(command));
+    check_failure(f.run(command), exit_usage, "--project: must not be empty");
+  }
+}
+
 TEST_CASE("relay reads numbers in decimal, and refuses an empty FILE") {
   relay_fixture f;
   deposit(f, "pkg_1");

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <span>
@@ -1207,6 +1208,143 @@ TEST_CASE("relay export --json needs -o; import reads any readable file and refu
   check_clean_success(imported);
   CHECK(imported.out.starts_with("imported 1 project, 0 sessions, 1 package, "));
   check_failure(f.run({"import", f.dir.path() + "/missing.ndjson"}), exit_usage, "missing.ndjson: open failed");
+}
+
+namespace {
+
+/// The package ids of a relevant pull's or a digest's `member` array
+/// (its entries' "package" member's id, or their own).
+std::vector<std::string> ids_in(simdjson::dom::element result, const char* member) {
+  std::vector<std::string> ids;
+  for (simdjson::dom::element entry : array_of(result, member)) {
+    simdjson::dom::element package;
+    ids.push_back(text_of(entry["package"].get(package) == simdjson::SUCCESS ? package : entry, "package_id"));
+  }
+  return ids;
+}
+
+}  // namespace
+
+TEST_CASE("relay pull --mode relevant: only packages sharing a word with the query (hash embedder); a global pull "
+          "leaves archived projects out, names each package's project and breaks ties by deposit") {
+  relay_fixture f;
+  // With 128 dimensions "xylophone" and "betaword" collide with words of
+  // these titles: their vectors' cosines are positive without a shared word.
+  f.deposit(package_text("pkg_ship", "Shipped archive feature"));
+  f.deposit(package_text("pkg_f2", "filler number 2"));
+  f.deposit(package_text("pkg_f15", "filler number 15"));
+  f.deposit(package_text("pkg_beta", "betaword release notes"));
+  const run_result unrelated = f.run({"pull", "--mode", "relevant", "--project", "proj_demo", "--query", "xylophone"});
+  check_clean_success(unrelated);
+  CHECK(unrelated.out == "no packages\n");
+  simdjson::dom::parser parser;
+  CHECK(ids_in(f.json(parser, {"pull", "--mode", "relevant", "--project", "proj_demo", "--query", "betaword"}),
+               "packages") == std::vector<std::string>{"pkg_beta"});
+
+  // Archived projects are left out of a global pull, searched when named.
+  f.deposit(package_text("pkg_shelved", "betaword shelved notes", "proj_shelved"));
+  check_clean_success(f.run({"project", "archive", "proj_shelved"}));
+  const run_result global = f.run({"pull", "--mode", "relevant", "--query", "betaword"});
+  check_clean_success(global);
+  CHECK(global.out.starts_with("1. "));
+  CHECK(contains(global.out, "  proj_demo  pkg_beta  "));  // a global pull names the project
+  CHECK(cli_test::line_count(global.out) == 1);
+  const run_result named = f.run({"pull", "--mode", "relevant", "--project", "proj_shelved", "--query", "betaword"});
+  check_clean_success(named);
+  CHECK(contains(named.out, "  pkg_shelved  "));
+  CHECK_FALSE(contains(named.out, "proj_shelved"));  // one project named: no project column
+
+  // Identical texts across projects: equal scores, the earlier deposit first.
+  f.deposit(package_text("pkg_t1", "tied rollout words", "proj_b"));
+  f.deposit(package_text("pkg_t2", "tied rollout words", "proj_a"));
+  f.deposit(package_text("pkg_t3", "tied rollout words", "proj_b"));
+  const auto tied = f.json(parser, {"pull", "--mode", "relevant", "--query", "rollout words", "--limit", "10"});
+  CHECK(ids_in(tied, "packages") == std::vector<std::string>{"pkg_t1", "pkg_t2", "pkg_t3"});
+  const double first_score = array_of(tied, "packages").at(0)["score"].get_double().value();
+  const simdjson::dom::array tied_hits = array_of(tied, "packages");
+  for (simdjson::dom::element hit : tied_hits) CHECK(hit["score"].get_double().value() == first_score);
+  simdjson::dom::parser digest_parser;
+  CHECK(ids_in(f.json(digest_parser, {"orchestrate", "--focus", "rollout words", "--snippets", "10"}), "snippets") ==
+        std::vector<std::string>{"pkg_t1", "pkg_t2", "pkg_t3"});
+}
+
+TEST_CASE("relay orchestrate: a global digest names the project of each question and fact; snippets come from every "
+          "package of the scope and print no empty excerpt") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_a", "Planning", "proj_a", "complete", ",\"open_questions\":[\"Ship v2?\"]"));
+  f.deposit(package_text("pkg_b", "Weekly notes", "proj_b", "complete",
+                         ",\"open_questions\":[\"Ship v2?\"],\"decisions_made\":[\"adopt the reranker\"]"));
+  f.deposit(package_text("pkg_bare", "Reranker", "proj_a"));
+  f.deposit(package_text("pkg_old", "Reranker study", "proj_a", "complete", ",\"description\":\"first trials\"",
+                         "2025-01-01T00:00:00Z"));
+  check_clean_success(f.run({"assert", "--project", "proj_a", "--subject", "dashboard", "--predicate", "status",
+                             "--value", "live"}));
+  simdjson::dom::parser parser;
+  const auto digest = f.json(parser, {"orchestrate", "--focus", "reranker"});
+  const simdjson::dom::array questions = array_of(digest, "open_questions");
+  REQUIRE(questions.size() == 2);  // once per project
+  CHECK(text_of(questions.at(0).value(), "question") == "Ship v2?");
+  CHECK(text_of(questions.at(0).value(), "project_id") == "proj_b");  // the newer package's first
+  CHECK(text_of(questions.at(1).value(), "project_id") == "proj_a");
+  std::vector<std::string> snippets = ids_in(digest, "snippets");
+  std::sort(snippets.begin(), snippets.end());
+  CHECK(snippets == std::vector<std::string>{"pkg_b", "pkg_bare", "pkg_old"});  // pkg_old is outside the window
+
+  const run_result text = f.run({"orchestrate", "--focus", "reranker"});
+  check_clean_success(text);
+  CHECK(contains(text.out, "\n## Open questions (2)\n- Ship v2? [in proj_b]\n- Ship v2? [in proj_a]\n"));
+  CHECK(contains(text.out, "\n## Active facts (1)\n- dashboard status = live  (from "));
+  CHECK(contains(text.out, " [in proj_a]\n\n## Open questions"));
+  // Matched on its decision: shows its decisions and questions.
+  CHECK(contains(text.out, " [pkg_b in proj_b]\n  adopt the reranker; Ship v2?\n"));
+  CHECK(contains(text.out, "  Reranker [pkg_bare in proj_a]\n"));         // a bare title: no excerpt line
+  CHECK_FALSE(contains(text.out, "\n  \n"));
+  // One project: no project tags.
+  const run_result one = f.run({"orchestrate", "--project", "proj_a"});
+  check_clean_success(one);
+  CHECK(contains(one.out, "\n## Open questions (1)\n- Ship v2?\n"));
+}
+
+TEST_CASE("relay pull --mode latest and orient order by the whole created_at; orient's budget drops the earlier "
+          "deposit of equals first") {
+  relay_fixture f;
+  // Within one millisecond, the later instant deposited first.
+  const std::string now = now_text();  // ...SS.mmmZ
+  const std::string base = now.substr(0, now.size() - 1);
+  f.deposit(package_text("pkg_later", "later", "proj_demo", "complete", "", base + "9Z"));
+  f.deposit(package_text("pkg_earlier", "earlier", "proj_demo", "complete", "", base + "1Z"));
+  simdjson::dom::parser parser;
+  CHECK(ids_in(f.json(parser, {"pull", "--mode", "latest", "--project", "proj_demo"}), "packages") ==
+        std::vector<std::string>{"pkg_later", "pkg_earlier"});
+  CHECK(ids_in(f.json(parser, {"orient", "--project", "proj_demo"}), "recent_packages") ==
+        std::vector<std::string>{"pkg_later", "pkg_earlier"});
+
+  // Two packages of one created_at and significance: the budget that leaves
+  // out one package leaves out the one deposited first.
+  relay_fixture g;
+  const std::string at = now_text();
+  g.deposit(package_text("pkg_first", "equal", "proj_demo", "complete", "", at));
+  g.deposit(package_text("pkg_second", "equal", "proj_demo", "complete", "", at));
+  const auto omitted = [&](std::size_t budget) {
+    simdjson::dom::parser p;
+    const auto bundle = g.json(p, {"orient", "--project", "proj_demo", "--max-bytes", std::to_string(budget)});
+    std::vector<std::string> ids;
+    const simdjson::dom::array listed = bundle["x-agentctx-budget"]["omitted_packages"].get_array().value();
+    for (simdjson::dom::element id : listed) {
+      ids.emplace_back(id.get_string().value());
+    }
+    return ids;
+  };
+  // The largest budget that leaves anything out (fewer bytes leave out more).
+  std::size_t fits = 100'000;
+  std::size_t short_of = 1;
+  REQUIRE(omitted(fits).empty());
+  REQUIRE_FALSE(omitted(short_of).empty());
+  while (fits - short_of > 1) {
+    const std::size_t middle = short_of + (fits - short_of) / 2;
+    (omitted(middle).empty() ? fits : short_of) = middle;
+  }
+  CHECK(omitted(short_of) == std::vector<std::string>{"pkg_first"});
 }
 
 #endif

@@ -446,7 +446,10 @@ TEST_CASE("orchestrate digests a project, or every active project, leaving draft
   REQUIRE(snippets.size() == 1);  // the one package related to the focus
   CHECK(snippets[0].find("package_id")->as_string() == "p4");
   CHECK(digest.find("projects") == nullptr);
-  for (const auto& q : digest.find("open_questions")->as_array()) CHECK(q.as_string() != "draft question?");
+  for (const auto& q : digest.find("open_questions")->as_array()) {
+    CHECK(q.find("question")->as_string() != "draft question?");
+    CHECK(q.find("project_id")->as_string() == "proj_demo");
+  }
 
   relay::orchestrate_options global;
   auto all = require_value(relay::orchestrate(store, global, embedder));
@@ -474,6 +477,229 @@ TEST_CASE("a global digest orders packages of equal created_at by deposit, the l
     order.push_back(d.find("package_id")->as_string());
   }
   CHECK(order == std::vector<std::string>{"x3", "x2", "x1"});
+}
+
+namespace {
+
+// The hash embedder's vectors under another profile: an embedder whose
+// vectors, as far as search can tell, relate texts without a word in common.
+class renamed_embedder final : public agentctx::agdb::embedder {
+ public:
+  renamed_embedder() { profile_.backend = "command-test"; }
+  const agentctx::agdb::embedding_profile& profile() const override { return profile_; }
+  agentctx::result<void> embed(std::span<const std::string_view> texts, std::span<float> out) override {
+    return inner_.embed(texts, out);
+  }
+
+ private:
+  agentctx::agdb::hash_embedder inner_;
+  agentctx::agdb::embedding_profile profile_ = inner_.profile();
+};
+
+std::vector<std::string> hit_ids(const std::vector<relay::relevant_hit>& hits) {
+  std::vector<std::string> out;
+  for (const relay::relevant_hit& h : hits) out.push_back(h.package->package.package_id);
+  return out;
+}
+
+std::vector<std::string> snippet_ids(const json::value& digest) {
+  return ids_of(*digest.find("snippets"));
+}
+
+}  // namespace
+
+TEST_CASE("with the hash embedder a package is related only by a word it shares with the query") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  require_value(store.deposit(package("ship", "proj_demo", "Shipped archive feature")));
+  for (int i = 1; i <= 20; ++i) {
+    require_value(store.deposit(package("f" + std::to_string(i), "proj_demo", "filler number " + std::to_string(i))));
+  }
+  require_value(store.deposit(package("beta", "proj_demo", "betaword release notes")));
+  agentctx::agdb::hash_embedder hash;  // 128 dims: these words collide in buckets
+  renamed_embedder other;               // the same vectors, from an embedder that relates by them
+
+  // "xylophone" shares no word with any package, yet its hashed vector has a
+  // positive cosine with some: collisions, which relate nothing.
+  const auto by_vector = require_value(relay::pull_relevant(store, "proj_demo", "xylophone", 5, other));
+  REQUIRE_FALSE(by_vector.empty());
+  for (const relay::relevant_hit& h : by_vector) {
+    CHECK(h.vector_score > 0);
+    CHECK(h.lexical_score == 0);
+  }
+  CHECK(require_value(relay::pull_relevant(store, "proj_demo", "xylophone", 5, hash)).empty());
+
+  // "betaword": only the package holding it, which a collision ranked below
+  // an unrelated filler in the vector ranking.
+  const auto beta = require_value(relay::pull_relevant(store, "proj_demo", "betaword", 5, hash));
+  CHECK(hit_ids(beta) == std::vector<std::string>{"beta"});
+  CHECK(hit_ids(require_value(relay::pull_relevant(store, "proj_demo", "betaword", 5, other))).size() > 1);
+
+  // A shared word counts whatever its case or punctuation (BM25's terms);
+  // the vector then orders the packages holding one.
+  const auto filler = require_value(relay::pull_relevant(store, "proj_demo", "FILLER, 7", 30, hash));
+  CHECK(filler.size() == 20);
+  CHECK(filler[0].package->package.package_id == "f7");  // both words
+  for (const relay::relevant_hit& h : filler) CHECK(h.lexical_score > 0);
+  // A query of no word at all relates nothing.
+  CHECK(require_value(relay::pull_relevant(store, "proj_demo", "?!", 5, hash)).empty());
+}
+
+TEST_CASE("a global relevant pull leaves archived projects out; naming one searches it") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  require_value(store.deposit(package("live", "proj_live", "Rollout plan")));
+  require_value(store.deposit(package("kept", "proj_old", "Rollout plan, archived")));
+  require_value(store.set_archived("proj_old", true));
+  agentctx::agdb::hash_embedder embedder;
+  relay::relevance_index index;
+  for (relay::relevance_index* through : {static_cast<relay::relevance_index*>(nullptr), &index}) {
+    CHECK(hit_ids(require_value(relay::pull_relevant(store, "", "rollout", 5, embedder, through))) ==
+          std::vector<std::string>{"live"});
+    CHECK(hit_ids(require_value(relay::pull_relevant(store, "proj_old", "rollout", 5, embedder, through))) ==
+          std::vector<std::string>{"kept"});
+  }
+  require_value(store.set_archived("proj_old", false));
+  CHECK(require_value(relay::pull_relevant(store, "", "rollout", 5, embedder)).size() == 2);
+}
+
+TEST_CASE("equal scores rank the earlier deposit first, across projects too, and orchestrate's snippets alike") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  // Identical texts, deposited alternately into two projects (proj_b first
+  // in deposit order, proj_a first by name), and one that ranks lower.
+  for (const auto& [id, project] : {std::pair{"t1", "proj_b"}, std::pair{"t2", "proj_a"}, std::pair{"t3", "proj_b"},
+                                    std::pair{"t4", "proj_a"}}) {
+    require_value(store.deposit(package(id, project, "tied rollout words")));
+  }
+  require_value(store.deposit(package("t5", "proj_a", "rollout words and many more words besides")));
+  agentctx::agdb::hash_embedder embedder;
+  const std::vector<std::string> expected = {"t1", "t2", "t3", "t4", "t5"};
+
+  const auto hits = require_value(relay::pull_relevant(store, "", "rollout words", 10, embedder));
+  CHECK(hit_ids(hits) == expected);
+  REQUIRE(hits.size() == 5);
+  // Tied in both rankings, the four fuse to one score (they share each rank).
+  for (std::size_t i = 1; i < 4; ++i) CHECK(hits[i].score == hits[0].score);
+  CHECK(hits[4].score < hits[0].score);
+  // Whatever the order of the candidates, and through an index.
+  std::vector<const relay::stored_package*> reversed;
+  for (const relay::relevant_hit& h : hits) reversed.insert(reversed.begin(), h.package);
+  CHECK(hit_ids(require_value(relay::rank_relevant(reversed, "rollout words", 10, embedder))) == expected);
+  relay::relevance_index index;
+  CHECK(hit_ids(require_value(relay::pull_relevant(store, "", "rollout words", 10, embedder, &index))) == expected);
+  CHECK(hit_ids(require_value(relay::pull_relevant(store, "proj_a", "rollout words", 10, embedder))) ==
+        std::vector<std::string>{"t2", "t4", "t5"});
+
+  // Orchestrate's snippets are the same ranking (its recent packages are
+  // newest first; the snippets are not).
+  relay::orchestrate_options options;
+  options.focus = "rollout words";
+  options.snippets = 10;
+  CHECK(snippet_ids(require_value(relay::orchestrate(store, options, embedder))) == expected);
+  CHECK(snippet_ids(require_value(relay::orchestrate(store, options, embedder, &index))) == expected);
+  options.project_id = "proj_b";
+  CHECK(snippet_ids(require_value(relay::orchestrate(store, options, embedder))) == std::vector<std::string>{"t1", "t3"});
+}
+
+TEST_CASE("orchestrate's snippets search every package of the scope but drafts, in the window or not") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  auto old = package("old", "proj_demo", "Reranker study", "2025-01-01T00:00:00Z");
+  old.set("description", "the first reranker experiments");
+  require_value(store.deposit(old));
+  auto decided = package("decided", "proj_demo", "Weekly notes");
+  decided.set("decisions_made", json::value::array_type{"adopt the reranker"});
+  decided.set("open_questions", json::value::array_type{"which reranker model?"});
+  require_value(store.deposit(decided));
+  auto draft = package("draft", "proj_demo", "Reranker draft");
+  draft.set("status", "draft");
+  require_value(store.deposit(draft));
+  require_value(store.deposit(package("shelved", "proj_shelved", "Reranker in an archived project")));
+  require_value(store.set_archived("proj_shelved", true));
+  agentctx::agdb::hash_embedder embedder;
+
+  relay::orchestrate_options options;
+  options.focus = "reranker";
+  const json::value digest = require_value(relay::orchestrate(store, options, embedder));
+  CHECK(digest.find("summary")->find("packages")->as_number() == 1);  // the window holds "decided" only
+  std::vector<std::string> ids = snippet_ids(digest);
+  std::sort(ids.begin(), ids.end());
+  CHECK(ids == std::vector<std::string>{"decided", "old"});
+  for (const json::value& snippet : digest.find("snippets")->as_array()) {
+    // A package matching on its decisions and questions alone shows them.
+    const std::string expected = snippet.find("package_id")->as_string() == "decided"
+                                     ? "adopt the reranker; which reranker model?"
+                                     : "the first reranker experiments";
+    CHECK(snippet.find("excerpt")->as_string() == expected);
+  }
+  // A project named is searched archived or not; its drafts still are not.
+  options.project_id = "proj_shelved";
+  CHECK(snippet_ids(require_value(relay::orchestrate(store, options, embedder))) == std::vector<std::string>{"shelved"});
+}
+
+TEST_CASE("a global digest lists an open question once per project, naming it, as the per-project counts do") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  const auto asking = [&](std::string id, std::string project, std::string created_at,
+                          std::vector<std::string> questions) {
+    json::value p = package(std::move(id), std::move(project), "work", std::move(created_at));
+    p.set("open_questions", json::value::array_type(questions.begin(), questions.end()));
+    require_value(store.deposit(p));
+  };
+  asking("a1", "proj_a", "2026-04-17T00:00:00Z", {"Ship v2?", "Who reviews?"});
+  asking("b1", "proj_b", "2026-04-18T00:00:00Z", {"Ship v2?"});
+  asking("a2", "proj_a", "2026-04-16T00:00:00Z", {"Ship v2?"});  // asked again in proj_a: once there
+  agentctx::agdb::hash_embedder embedder;
+  const json::value digest = require_value(relay::orchestrate(store, relay::orchestrate_options{}, embedder));
+  std::vector<std::string> listed;
+  for (const json::value& q : digest.find("open_questions")->as_array()) {
+    listed.push_back(q.find("question")->as_string() + " @" + q.find("project_id")->as_string());
+  }
+  // Newest asking package first: b1, then a1 (in the order it lists them).
+  CHECK(listed == std::vector<std::string>{"Ship v2? @proj_b", "Ship v2? @proj_a", "Who reviews? @proj_a"});
+  double counted = 0;
+  for (const json::value& p : digest.find("projects")->as_array()) counted += p.find("open_questions")->as_number();
+  CHECK(counted == static_cast<double>(listed.size()));
+}
+
+TEST_CASE("orient's budget drops the earlier deposit first among packages of equal created_at and significance") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  require_value(store.deposit(dated("first", "2026-04-17T00:00:00Z", 5)));
+  require_value(store.deposit(dated("second", "2026-04-17T00:00:00Z", 5)));
+  const auto full = require_value(relay::orient(store, "proj_demo"));
+  CHECK(ids_of(*full.bundle.find("recent_packages")) == std::vector<std::string>{"second", "first"});
+  relay::orient_options o;
+  bool dropped_one = false;
+  for (std::size_t budget = full.bytes + 300; budget > 0 && !dropped_one; --budget) {
+    o.max_bytes = budget;
+    const auto r = require_value(relay::orient(store, "proj_demo", o));
+    if (r.omitted_packages.empty()) continue;
+    dropped_one = true;
+    CHECK(r.omitted_packages == std::vector<std::string>{"first"});
+    CHECK(ids_of(*r.bundle.find("recent_packages")) == std::vector<std::string>{"second"});
+  }
+  CHECK(dropped_one);
+}
+
+TEST_CASE("orient and orchestrate order packages by their whole created_at, past milliseconds too") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  // The later instant deposited first: comparing milliseconds alone, the
+  // deposit order would decide, the wrong way.
+  for (const auto& [id, at] : {std::pair{"later", "2026-04-18T10:00:00.0009Z"}, std::pair{"earlier", "2026-04-18T10:00:00.0001Z"}}) {
+    json::value p = dated(id, at, 5, {std::string("asked in ") + id + "?"});
+    p.set("decisions_made", json::value::array_type{std::string("decided in ") + id});
+    require_value(store.deposit(p));
+  }
+  const auto oriented = require_value(relay::orient(store, "proj_demo"));
+  CHECK(ids_of(*oriented.bundle.find("recent_packages")) == std::vector<std::string>{"later", "earlier"});
+  CHECK(oriented.bundle.find("open_questions")->as_array()[0].as_string() == "asked in later?");
+  agentctx::agdb::hash_embedder embedder;
+  const json::value digest = require_value(relay::orchestrate(store, relay::orchestrate_options{}, embedder));
+  CHECK(digest.find("summary")->find("decisions")->as_array()[0].find("package_id")->as_string() == "later");
+  CHECK(digest.find("open_questions")->as_array()[0].find("question")->as_string() == "asked in later?");
 }
 
 TEST_CASE("export then import into another store preserves every hash, x-* member, status change and fact") {

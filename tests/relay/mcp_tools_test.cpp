@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
 #include "agentctx/agdb/hash_embedder.hpp"
 #include "agentctx/io/fault_injecting_file_system.hpp"
@@ -331,6 +333,103 @@ TEST_CASE("relay_pull relevant: hybrid ranking with scores, in one project or al
   check_argument_error(s, "relay_pull", R"({"mode":"relevant","query":""})", "query must not be empty");
 }
 
+TEST_CASE("relay_pull relevant: only packages sharing a word with the query; archived projects only when named") {
+  memory_relay f;
+  auto s = f.relay.session();
+  require_value(f.relay.store.deposit(package("pkg_ship", "proj_demo", "Shipped archive feature")));
+  // A word that shares nothing with the title, yet whose hashed vector (the
+  // fixture's 64 dimensions) has a positive cosine with it: a collision.
+  std::vector<float> vectors(2 * 64);
+  std::string collider;
+  for (int i = 0; collider.empty() && i < 10'000; ++i) {
+    const std::string word = "zq" + std::to_string(i);
+    const std::string_view texts[] = {"Shipped archive feature", word};
+    require_ok(f.relay.hash_embedder.embed(texts, vectors));
+    float dot = 0;
+    for (std::size_t k = 0; k < 64; ++k) dot += vectors[k] * vectors[64 + k];
+    if (dot > 0) collider = word;
+  }
+  REQUIRE_FALSE(collider.empty());
+  const simdjson::dom::element unrelated =
+      s.call_ok("relay_pull", R"({"mode":"relevant","project_id":"proj_demo","query":")" + collider + R"("})");
+  CHECK(unrelated["packages"].get_array().value().size() == 0);
+
+  require_value(f.relay.store.deposit(package("pkg_shelved", "proj_shelved", "Shipped archive, shelved")));
+  require_value(f.relay.store.set_archived("proj_shelved", true));
+  const simdjson::dom::element global = s.call_ok("relay_pull", R"({"mode":"relevant","query":"archive"})");
+  REQUIRE(global["packages"].get_array().value().size() == 1);
+  CHECK(str(global["packages"].at(0)["package"]["package_id"]) == "pkg_ship");
+  const simdjson::dom::element named =
+      s.call_ok("relay_pull", R"({"mode":"relevant","project_id":"proj_shelved","query":"archive"})");
+  REQUIRE(named["packages"].get_array().value().size() == 1);
+  CHECK(str(named["packages"].at(0)["package"]["package_id"]) == "pkg_shelved");
+
+  // An empty project_id is no project: refused, not read as every project.
+  check_argument_error(s, "relay_pull", R"({"mode":"relevant","project_id":"","query":"archive"})",
+                       "project_id must not be empty");
+  check_argument_error(s, "relay_orchestrate", R"({"project_id":""})", "project_id must not be empty");
+}
+
+TEST_CASE("relay_pull, relay_orient and relay_orchestrate: ties go by deposit, times compare exactly, snippets "
+          "are not windowed") {
+  memory_relay f;
+  auto s = f.relay.session();
+  // Identical texts deposited alternately into two projects, one long ago.
+  for (const auto& [id, project, at] :
+       {std::tuple{"pkg_t1", "proj_b", "2026-04-18T20:00:00Z"}, std::tuple{"pkg_t2", "proj_a", "2026-04-18T20:00:00Z"},
+        std::tuple{"pkg_t3", "proj_b", "2020-01-01T00:00:00Z"}}) {
+    require_value(f.relay.store.deposit(package(id, project, "tied rollout words", at)));
+  }
+  const auto ids = [](simdjson::dom::array entries) {
+    std::vector<std::string> out;
+    for (simdjson::dom::element e : entries) {
+      simdjson::dom::element p;
+      out.push_back(str((e["package"].get(p) == simdjson::SUCCESS ? p : e)["package_id"]));
+    }
+    return out;
+  };
+  const std::vector<std::string> deposit_order = {"pkg_t1", "pkg_t2", "pkg_t3"};
+  const simdjson::dom::element pulled = s.call_ok("relay_pull", R"({"mode":"relevant","query":"rollout words"})");
+  const simdjson::dom::array hits = pulled["packages"].get_array().value();
+  CHECK(ids(hits) == deposit_order);
+  const double first_score = hits.at(0)["score"].get_double().value();
+  for (simdjson::dom::element hit : hits) CHECK(hit["score"].get_double().value() == first_score);
+  // The snippets: the same order, the package outside the window included.
+  const simdjson::dom::element digest = s.call_ok("relay_orchestrate", R"({"focus":"rollout words"})");
+  CHECK(ids(digest["snippets"].get_array().value()) == deposit_order);
+  CHECK(digest["summary"]["packages"].get_int64().value() == 2);
+
+  // Within one millisecond, the later instant deposited first.
+  require_value(f.relay.store.deposit(package("pkg_later", "proj_c", "later", "2026-04-18T19:00:00.0009Z")));
+  require_value(f.relay.store.deposit(package("pkg_earlier", "proj_c", "earlier", "2026-04-18T19:00:00.0001Z")));
+  const std::vector<std::string> newest_first = {"pkg_later", "pkg_earlier"};
+  CHECK(ids(s.call_ok("relay_pull", R"({"mode":"latest","project_id":"proj_c"})")["packages"].get_array().value()) ==
+        newest_first);
+  CHECK(ids(s.call_ok("relay_orient", R"({"project_id":"proj_c"})")["recent_packages"].get_array().value()) ==
+        newest_first);
+
+  // Of two packages with one created_at and significance, the budget leaves
+  // out the one deposited first: the largest budget that leaves any out.
+  require_value(f.relay.store.deposit(package("pkg_first", "proj_d", "equal")));
+  require_value(f.relay.store.deposit(package("pkg_second", "proj_d", "equal")));
+  const auto omitted = [&s](std::size_t budget) {
+    const simdjson::dom::element bundle =
+        s.call_ok("relay_orient", R"({"project_id":"proj_d","max_bytes":)" + std::to_string(budget) + "}");
+    std::vector<std::string> out;
+    const simdjson::dom::array listed = bundle["x-agentctx-budget"]["omitted_packages"].get_array().value();
+    for (simdjson::dom::element id : listed) out.emplace_back(id.get_string().value());
+    return out;
+  };
+  std::size_t fits = 100'000;
+  std::size_t short_of = 1;
+  REQUIRE(omitted(fits).empty());
+  while (fits - short_of > 1) {
+    const std::size_t middle = short_of + (fits - short_of) / 2;
+    (omitted(middle).empty() ? fits : short_of) = middle;
+  }
+  CHECK(omitted(short_of) == std::vector<std::string>{"pkg_first"});
+}
+
 TEST_CASE("relay_pull answers with the members of relay pull --json, under its output schema") {
   memory_relay f;
   auto s = f.relay.session();
@@ -518,6 +617,23 @@ TEST_CASE("relay_orchestrate: a project digest with focus snippets, and a global
   CHECK(str(global["scope"]) == "global");
   CHECK(global["projects"].get_array().value().size() == 2);
   CHECK(global["snippets"].get_array().value().size() == 0);
+
+  // A question asked in two projects is listed once for each, naming it.
+  json::value asks = package("pkg_ask", "proj_demo", "Open points");
+  asks.set("open_questions", json::value::array_type{"Ship v2?"});
+  require_value(f.relay.store.deposit(asks));
+  asks = package("pkg_ask2", "proj_other", "Open points too");
+  asks.set("open_questions", json::value::array_type{"Ship v2?"});
+  require_value(f.relay.store.deposit(asks));
+  const simdjson::dom::element asked = s.call_ok("relay_orchestrate", "{}");
+  check_output_schema(f.relay.store, "relay_orchestrate", asked);
+  const simdjson::dom::array questions = asked["open_questions"].get_array().value();
+  REQUIRE(questions.size() == 2);
+  CHECK(str(questions.at(0)["question"]) == "Ship v2?");
+  CHECK(str(questions.at(0)["project_id"]) == "proj_other");
+  CHECK(str(questions.at(1)["project_id"]) == "proj_demo");
+  const simdjson::dom::array projects = asked["projects"].get_array().value();
+  for (simdjson::dom::element p : projects) CHECK(p["open_questions"].get_int64().value() == 1);
 
   check_protocol_error(s, "relay_orchestrate", R"({"project_id":"proj_nope"})", "project_not_found", 404);
   check_argument_error(s, "relay_orchestrate", R"({"snippets":-1})", "snippets must be at least 0");

@@ -36,7 +36,7 @@ TEST_CASE("a minimal package reads with the defaults of section 6.4") {
   CHECK(p.description.empty());
   CHECK(p.tags.empty());
   CHECK_FALSE(p.estimated_next_actor.has_value());
-  CHECK(p.created_at_ms == 1'776'542'400'000ull);
+  CHECK(p.created_at_instant.ms == 1'776'542'400'000ull);
 }
 
 TEST_CASE("every optional field reads; unknown and x-* members stay in the wire object") {
@@ -54,7 +54,7 @@ TEST_CASE("every optional field reads; unknown and x-* members stay in the wire 
   })")));
   CHECK(p.package_type == "x-model-eval");
   CHECK(p.significance == 9);
-  CHECK(p.created_at_ms == 1'776'542'400'123ull);
+  CHECK(p.created_at_instant.ms == 1'776'542'400'123ull);
   CHECK(p.created_by.session_id == std::optional<std::string>("sess_1"));
   CHECK(p.deliverables.size() == 2);
   CHECK(p.deliverables[0].size_bytes == std::optional<std::uint64_t>(18432));

@@ -460,6 +460,30 @@ TEST_CASE("latest orders by created_at, newest first, and honours the limit") {
   CHECK(store.find_package("zzz").error().code == errc::not_found);
 }
 
+TEST_CASE("latest and awaiting_review compare created_at exactly, fraction digits past milliseconds included") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  // Within one millisecond, the later instant deposited first: were only
+  // milliseconds compared, the deposit order would decide, the wrong way.
+  for (const auto& [id, at] : {std::pair{"later", "2026-04-18T10:00:00.0009Z"}, std::pair{"earlier", "2026-04-18T10:00:00.0001Z"},
+                               std::pair{"same_ms", "2026-04-18T10:00:00.00050Z"}}) {
+    json::value p = package(id, "proj_demo", id, at);
+    p.set("status", "awaiting_review");
+    p.set("review_type", "human");
+    require_value(store.deposit(p));
+  }
+  std::vector<std::string> newest_first;
+  for (const relay::stored_package* p : require_value(store.latest("proj_demo", 10))) {
+    newest_first.push_back(p->package.package_id);
+  }
+  CHECK(newest_first == std::vector<std::string>{"later", "same_ms", "earlier"});
+  std::vector<std::string> oldest_first;
+  for (const relay::stored_package* p : require_value(store.awaiting_review("proj_demo"))) {
+    oldest_first.push_back(p->package.package_id);
+  }
+  CHECK(oldest_first == std::vector<std::string>{"earlier", "same_ms", "later"});
+}
+
 TEST_CASE("a session of an archived project cannot be ended until the project is restored") {
   agentctx::io::memory_file_system fs;
   auto store = open_store(fs);

@@ -15,8 +15,8 @@
 //
 // Hybrid mode fuses the vector ranking with a BM25 ranking of the contents
 // (lexical_scorer.hpp) by reciprocal rank fusion: each candidate scores
-// sum 1 / (60 + rank) over the two rankings (ranks from 1; each ranking holds
-// its best max(4k, 100) chunks). Both rankings are computed over the same
+// sum 1 / (60 + rank) over the two rankings (ranks from 1, equal scores
+// sharing one; each ranking holds its best max(4k, 100) chunks). Both rankings are computed over the same
 // chunks in effect, so fusion can never bring back a copy a higher layer
 // overrides.
 //
@@ -360,10 +360,8 @@ inline result<std::vector<search_hit>> layer_searcher::search(const search_reque
                                        [](const lexical_document& doc, payload wanted) { return doc.id < wanted; });
       return at != matches.end() && at->id == id ? lexical_scores[static_cast<std::size_t>(at - matches.begin())] : 0.0;
     };
-    std::vector<payload> vector_ranking;
-    for (const auto& item : vector_best.take_sorted()) vector_ranking.push_back(item.payload);
-    std::vector<payload> lexical_ranking;
-    for (const auto& item : lexical_best.take_sorted()) lexical_ranking.push_back(item.payload);
+    const std::vector<vector::scored<payload>> vector_ranking = vector_best.take_sorted();
+    const std::vector<vector::scored<payload>> lexical_ranking = lexical_best.take_sorted();
     std::vector<ranked> all;
     for (const auto& [id, score] : fuse_rankings<payload>(vector_ranking, lexical_ranking, request.k)) {
       all.push_back({id, score, lexical_score_of(id)});

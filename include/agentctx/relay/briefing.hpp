@@ -4,13 +4,15 @@
 // orient() returns exactly the OrientationBundle of section 8.3:
 //   {"project", "recent_packages", "active_facts", "open_questions",
 //    "window_days", "generated_at"}
-// recent_packages: packages created within window_days of now, newest first
-// (equal created_at: the later deposit first), at most max_packages, in
-// their current wire form; active_facts: the current facts by subject then
-// predicate; open_questions: the open_questions of the recent packages,
-// newest package first, each text once. When the window holds more than
-// max_packages packages, the newest max_packages are kept and the bundle
-// carries "x-agentctx-limit": {"max_packages", "packages_left_out"}.
+// recent_packages: packages created within window_days of now, drafts
+// included (orient is the project's own state, section 8.3), newest first
+// (newer_first: equal created_at, the later deposit first), at most
+// max_packages, in their current wire form; active_facts: the current facts
+// by subject then predicate; open_questions: the open_questions of the
+// recent packages, newest package first, each text once. When the window
+// holds more than max_packages packages, the newest max_packages are kept
+// and the bundle carries "x-agentctx-limit": {"max_packages",
+// "packages_left_out"}.
 //
 // With a budget (max_bytes, or max_tokens estimated as ceil(bytes / 4) of
 // the compact JSON), items are dropped until the bundle fits, and no more,
@@ -18,9 +20,10 @@
 // the highest significance among the packages that ask it, a fact by
 // round(10 x confidence); among equals the oldest goes first (a package by
 // its created_at, a question by that of the newest package asking it, a fact
-// by its valid_from), and at the same time packages before questions before
-// facts. The bundle then carries an extension member
-// (section 12.1) saying what was left out:
+// by its valid_from), at the same time packages before questions before
+// facts, and of one kind at the same time the earlier deposit first (a
+// question by that of the newest package asking it). The bundle then
+// carries an extension member (section 12.1) saying what was left out:
 //   "x-agentctx-budget": {"max_bytes", "bytes", "estimated_tokens",
 //     "omitted_packages": [ids], "omitted_open_questions": n, "omitted_facts": n,
 //     "over_budget": true (only when it is)}
@@ -32,10 +35,15 @@
 // contents, this library its shape, docs/relay/protocol.md):
 //   {"scope": "project" | "global", "project_id"?, "focus"?, "window_days",
 //    "generated_at", "summary": {...}, "active_facts": [...],
-//    "open_questions": [...], "snippets": [...], "projects": [...]?}
+//    "open_questions": [{"question", "project_id"}], "snippets": [...],
+//    "projects": [...]?}
 // Drafts are left out (section 5.3), as are archived projects in global
-// mode. Snippets are the packages most similar to `focus` (search.hpp's
-// hybrid ranking), at most `snippets` of them; without a focus, none.
+// mode (search_scope). The summary, the open questions and the per-project
+// counts are of the window's packages; open questions are each text once
+// per project, newest asking package first. Snippets are the packages most
+// similar to `focus` among every package of the scope, in the window or not
+// (section 8.4 windows the summary only), ranked as pull_relevant ranks
+// them, at most `snippets` of them; without a focus, none.
 #pragma once
 
 #include <algorithm>
@@ -106,31 +114,27 @@ inline std::size_t compact_size(const json::value& v, json::canonicalizer& c) {
   return text ? text->size() : 0;
 }
 
-// Packages of a project created at or after `since`, newest first.
+// Packages of a project created at or after `since`, newest first (newer_first).
 inline std::vector<const stored_package*> recent_packages(const store& s, const std::string& project_id,
                                                           std::uint64_t since, bool include_drafts) {
   std::vector<const stored_package*> out;
   auto all = s.packages_of(project_id);
   if (!all) return out;
   for (const stored_package* p : *all) {
-    if (p->quarantined || p->package.created_at_ms < since) continue;
+    if (p->quarantined || p->package.created_at_instant.ms < since) continue;
     if (!include_drafts && p->package.status == package_status::draft) continue;
     out.push_back(p);
   }
-  std::sort(out.begin(), out.end(), [](const stored_package* a, const stored_package* b) {
-    if (a->package.created_at_ms != b->package.created_at_ms) return a->package.created_at_ms > b->package.created_at_ms;
-    return a->sequence > b->sequence;
-  });
+  std::sort(out.begin(), out.end(), newer_first);
   return out;
 }
 
 // An open question of the recent packages: its text, the highest
-// significance among the packages that ask it, and the created_at of the
-// newest of them.
+// significance among the packages that ask it, and the newest of them.
 struct open_question {
   std::string text;
   int significance = 0;
-  std::uint64_t newest_ms = 0;
+  const stored_package* newest = nullptr;
 };
 
 // Open questions of `packages` (newest first) in order, each text once.
@@ -141,7 +145,7 @@ inline std::vector<open_question> collect_questions(const std::vector<const stor
     for (const std::string& q : p->package.open_questions) {
       auto [it, fresh] = seen.emplace(q, out.size());
       if (fresh) {
-        out.push_back({q, p->package.significance, p->package.created_at_ms});
+        out.push_back({q, p->package.significance, p});
       } else {
         out[it->second].significance = std::max(out[it->second].significance, p->package.significance);
       }
@@ -151,6 +155,20 @@ inline std::vector<open_question> collect_questions(const std::vector<const stor
 }
 
 inline int fact_significance(const fact& f) { return static_cast<int>(std::lround(f.confidence * 10.0)); }
+
+// The text a snippet shows of a package: its description, else its
+// content_md, else its handoff_note, else its decisions and open questions
+// (a package may match on those alone); empty only for a bare title.
+inline std::string snippet_body(const package& p) {
+  for (const std::string* text : {&p.description, &p.content_md, &p.handoff_note}) {
+    if (!text->empty()) return *text;
+  }
+  std::string out;
+  for (const auto* list : {&p.decisions_made, &p.open_questions}) {
+    for (const std::string& item : *list) out += (out.empty() ? "" : "; ") + item;
+  }
+  return out;
+}
 
 // The first `limit` bytes of `text`, cut at a character boundary, with an
 // ellipsis when cut.
@@ -248,8 +266,9 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
     enum kind_order { package_kind = 0, question_kind = 1, fact_kind = 2 };
     struct item {
       int significance;
-      std::uint64_t age_key;  // smaller = older
+      const utc_instant* at;  // earlier = older
       int kind;
+      std::uint64_t deposit;  // of one kind at one time: smaller = older (the store's sequence)
       std::size_t index;
       std::size_t bytes;  // of its compact JSON, without a comma
     };
@@ -257,23 +276,25 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
     std::size_t kept_bytes[3] = {0, 0, 0};
     std::size_t kept_count[3] = {packages.size(), questions.size(), facts.size()};
     for (std::size_t i = 0; i < packages.size(); ++i) {
-      items.push_back({packages[i]->package.significance, packages[i]->package.created_at_ms, package_kind, i,
-                       detail::compact_size(packages[i]->package.wire, c)});
+      items.push_back({packages[i]->package.significance, &packages[i]->package.created_at_instant, package_kind,
+                       packages[i]->sequence, i, detail::compact_size(packages[i]->package.wire, c)});
     }
     for (std::size_t i = 0; i < questions.size(); ++i) {
       // A question is as old as the newest package that asks it.
-      items.push_back({questions[i].significance, questions[i].newest_ms, question_kind, i,
+      const stored_package& newest = *questions[i].newest;
+      items.push_back({questions[i].significance, &newest.package.created_at_instant, question_kind, newest.sequence, i,
                        detail::compact_size(json::value(questions[i].text), c)});
     }
     for (std::size_t i = 0; i < facts.size(); ++i) {
-      items.push_back({detail::fact_significance(*facts[i]), facts[i]->valid_from_at.ms, fact_kind, i,
+      items.push_back({detail::fact_significance(*facts[i]), &facts[i]->valid_from_at, fact_kind, 0, i,
                        detail::compact_size(facts[i]->wire, c)});
     }
     for (const item& it : items) kept_bytes[it.kind] += it.bytes;
     std::sort(items.begin(), items.end(), [](const item& a, const item& b) {
       if (a.significance != b.significance) return a.significance < b.significance;
-      if (a.age_key != b.age_key) return a.age_key < b.age_key;
+      if (*a.at != *b.at) return *a.at < *b.at;
       if (a.kind != b.kind) return a.kind < b.kind;
+      if (a.deposit != b.deposit) return a.deposit < b.deposit;
       return a.index < b.index;
     });
     json::value empty = build(false);
@@ -349,40 +370,32 @@ struct orchestrate_options {
 inline result<json::value> orchestrate(const store& s, const orchestrate_options& options, agdb::embedder& embedder,
                                        relevance_index* index = nullptr) {
   if (options.window_days == 0) return fail(errc::invalid_argument, "window_days must be at least 1");
-  std::vector<const project*> scope;
-  if (options.project_id.empty()) {
-    for (const project* p : s.projects()) {
-      if (!p->archived()) scope.push_back(p);
-    }
-  } else if (const project* p = s.find_project(options.project_id)) {
-    scope.push_back(p);
-  } else {
-    return unexpected(project_not_found(options.project_id));
-  }
+  auto scope = search_scope(s, options.project_id);
+  if (!scope) return unexpected(std::move(scope).error());
   const std::string now = s.now_text();
   const std::uint64_t since = detail::window_start_ms(parse_rfc3339_utc_ms(now).value_or(0), options.window_days);
 
   std::vector<const stored_package*> recent;  // every project in scope, newest first
+  std::vector<detail::open_question> open;    // each project's, each text once per project
   json::value::array_type per_project, active_facts;
   std::map<std::string, std::size_t> by_type, by_status;
-  for (const project* p : scope) {
+  for (const project* p : *scope) {
     auto packages = detail::recent_packages(s, p->project_id, since, false);
     const auto facts = s.facts(p->project_id);
+    std::vector<detail::open_question> questions = detail::collect_questions(packages);
     std::size_t awaiting = 0;
     for (const stored_package* sp : packages) awaiting += sp->package.status == package_status::awaiting_review;
     per_project.push_back(json::value::object_type{{"project_id", p->project_id},
                                                    {"packages", packages.size()},
                                                    {"active_facts", facts.size()},
-                                                   {"open_questions", detail::collect_questions(packages).size()},
+                                                   {"open_questions", questions.size()},
                                                    {"awaiting_review", awaiting}});
     for (const fact* f : facts) active_facts.push_back(f->wire);
     recent.insert(recent.end(), packages.begin(), packages.end());
+    for (detail::open_question& q : questions) open.push_back(std::move(q));
   }
-  // Newest first across the projects too; equal created_at: the later deposit first.
-  std::sort(recent.begin(), recent.end(), [](const stored_package* a, const stored_package* b) {
-    if (a->package.created_at_ms != b->package.created_at_ms) return a->package.created_at_ms > b->package.created_at_ms;
-    return a->sequence > b->sequence;
-  });
+  // Newest first across the projects too (newer_first).
+  std::sort(recent.begin(), recent.end(), newer_first);
 
   json::value::array_type decisions, handoffs, awaiting, significant, questions;
   for (const stored_package* p : recent) {
@@ -407,24 +420,33 @@ inline result<json::value> orchestrate(const store& s, const orchestrate_options
     significant.push_back(json::value::object_type{
         {"package_id", p.package_id}, {"title", p.title}, {"significance", p.significance}, {"created_at", p.created_at}});
   }
-  for (detail::open_question& q : detail::collect_questions(recent)) questions.emplace_back(std::move(q.text));
+  // Newest asking package first across the projects too; one package's in
+  // the order it lists them. The newest asking package names the project.
+  std::stable_sort(open.begin(), open.end(), [](const detail::open_question& a, const detail::open_question& b) {
+    return newer_first(a.newest, b.newest);
+  });
+  for (detail::open_question& q : open) {
+    questions.push_back(
+        json::value::object_type{{"question", std::move(q.text)}, {"project_id", q.newest->package.project_id}});
+  }
   json::value::object_type type_counts, status_counts;
   for (const auto& [k, n] : by_type) type_counts.emplace_back(k, n);
   for (const auto& [k, n] : by_status) status_counts.emplace_back(k, n);
 
   json::value::array_type snippets;
   if (!options.focus.empty() && options.snippets > 0) {
-    auto hits = index != nullptr ? index->rank(recent, options.focus, options.snippets, embedder)
-                                 : rank_relevant(recent, options.focus, options.snippets, embedder);
+    // Every package of the scope but drafts, in the window or not.
+    const std::vector<const stored_package*> candidates = packages_in(s, *scope, false);
+    auto hits = index != nullptr ? index->rank(candidates, options.focus, options.snippets, embedder)
+                                 : rank_relevant(candidates, options.focus, options.snippets, embedder);
     if (!hits) return unexpected(std::move(hits).error());
     for (const relevant_hit& h : *hits) {
       const package& p = h.package->package;
-      const std::string& body = !p.description.empty() ? p.description : !p.content_md.empty() ? p.content_md : p.handoff_note;
       snippets.push_back(json::value::object_type{{"package_id", p.package_id},
                                                   {"project_id", p.project_id},
                                                   {"title", p.title},
                                                   {"score", h.score},
-                                                  {"excerpt", detail::excerpt(body)}});
+                                                  {"excerpt", detail::excerpt(detail::snippet_body(p))}});
     }
   }
 

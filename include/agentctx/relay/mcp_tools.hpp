@@ -208,8 +208,8 @@ inline mcp::json_schema pull_input_schema(std::size_t max_limit) {
                                      .allowed_values({"latest", "specific", "relevant"})
                                      .description("latest: the newest packages of project_id; specific: the package "
                                                   "package_id; relevant: the packages most related to query"))
-      .property("project_id", id_schema("The project (required for latest; optional for specific and relevant, "
-                                        "where absent means every project)"))
+      .property("project_id", id_schema("The project, archived or not (required for latest; optional for specific, "
+                                        "absent: any project, and relevant, absent: every project not archived)"))
       .property("package_id", id_schema("The package (specific mode)"))
       .property("query", json_schema::string().min_length(1).description("What to look for (relevant mode)"))
       .property("limit", json_schema::integer()
@@ -224,7 +224,7 @@ inline mcp::json_schema pull_output_schema() {
   return json_schema::object()
       .required_property("mode", json_schema::string().allowed_values({"latest", "specific", "relevant"}))
       .required_property("project_id", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null})
-                                           .description("The project pulled from; null: every project"))
+                                           .description("The project pulled from; null: none was named"))
       .property("query", json_schema::string().description("relevant mode"))
       .property("limit", json_schema::integer().description("latest and relevant modes"))
       .required_property("packages",
@@ -266,7 +266,8 @@ inline mcp::json_schema orient_output_schema() {
 inline mcp::json_schema orchestrate_input_schema(std::size_t max_limit, unsigned max_days) {
   using mcp::json_schema;
   return json_schema::object()
-      .property("project_id", id_schema("The project; absent: a global digest over every active project"))
+      .property("project_id", id_schema("The project, archived or not; absent: a global digest over every project "
+                                        "not archived"))
       .property("focus", json_schema::string().description("A topic: the snippets are the packages most related to it"))
       .property("snippets", json_schema::integer()
                                 .minimum(0)
@@ -285,7 +286,12 @@ inline mcp::json_schema orchestrate_output_schema() {
       .required_property("generated_at", json_schema::string())
       .required_property("summary", open_object("Counts, decisions, handoffs, packages awaiting review"))
       .required_property("active_facts", json_schema::array(open_object("A current fact")))
-      .required_property("open_questions", json_schema::array(json_schema::string()))
+      .required_property("open_questions",
+                         json_schema::array(json_schema::object()
+                                                .allow_other_properties()
+                                                .required_property("question", json_schema::string())
+                                                .required_property("project_id", json_schema::string())
+                                                .description("An open question of the window, once per project")))
       .required_property("snippets", json_schema::array(open_object("A package related to the focus")))
       .description("The DigestBundle (seed 001 section 8.4)");
 }
@@ -622,7 +628,7 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
        "Reads packages: mode latest (the newest of project_id, newest first), specific (package_id, in full: "
        "its status changes with the notes of flags and reviews; 404 package_not_found when missing) or "
        "relevant (hybrid semantic and keyword search for query, best "
-       "first, with scores).",
+       "first, with scores; only packages related to query, so possibly none).",
        detail::pull_input_schema(max_limit), detail::pull_output_schema(), detail::pull_tool},
       {"relay_orient", "Orient in a project",
        "Returns the orientation bundle to read at the start of a session: the project, its recent "
@@ -632,7 +638,8 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
       {"relay_orchestrate", "Digest recent work",
        "Returns a digest across packages of one project (or of every active project): counts by type and "
        "status, decisions, handoffs, packages awaiting review, the most significant packages, active "
-       "facts, open questions, and snippets of the packages most related to focus.",
+       "facts, open questions (each with its project), and snippets of the packages most related to focus "
+       "(any package of the scope but drafts, not only recent ones).",
        detail::orchestrate_input_schema(max_limit, max_days), detail::orchestrate_output_schema(),
        detail::orchestrate_tool},
       {"relay_flag_for_review", "Flag a package for review",

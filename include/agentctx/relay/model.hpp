@@ -143,7 +143,7 @@ struct package {
   std::string package_type;
   review_type review = review_type::none;
   std::string created_at;  ///< as written
-  std::uint64_t created_at_ms = 0;
+  utc_instant created_at_instant;  ///< created_at read exactly (fraction digits past milliseconds too)
   actor created_by;
   // Optional members, with their defaults (section 6.4) when absent.
   std::string description;
@@ -434,7 +434,7 @@ inline result<package> read_package(json::value wire) {
     std::pair<std::string, utc_instant> created;
     AGENTCTX_RELAY_READ(created, in.required_time("created_at"));
     p.created_at = std::move(created.first);
-    p.created_at_ms = created.second.ms;
+    p.created_at_instant = std::move(created.second);
     AGENTCTX_RELAY_READ(p.created_by, in.required_actor("created_by"));
 
     AGENTCTX_RELAY_READ(p.description, in.string_or_default("description"));

@@ -6,11 +6,26 @@
 //
 // A package's searchable text is its title, description, decisions_made,
 // open_questions, handoff_note and content_md, one per line. Quarantined
-// packages are never candidates. Vectors are computed per query through the
-// embedder (wrap it in agdb::caching_embedder to keep them across calls and
-// processes; the relay CLI does, in the store's folder). A process that
-// ranks many times keeps a relevance_index: each package's vector and term
-// counts are then computed once, not once per query.
+// packages are never candidates.
+//
+// Only packages related to the query are ranked. A package is related when
+// its text holds a word of the query (a BM25 term, lexical_scorer.hpp: runs
+// of letters and digits, case-insensitive), or, with any embedder but the
+// hash one, when its vector's cosine with the query's is above 0. The hash
+// embedder's vector of a text is nothing but its white-space-separated words
+// hashed into `dim` buckets (hash_embedder.hpp): two texts without a word in
+// common have a positive cosine only where different words collide in a
+// bucket, which relates nothing, while a word they share (one with a letter
+// or digit) is a shared BM25 term too. With it the vectors only order the
+// packages that share a word with the query. Equal scores: the earlier
+// deposit first, whatever the order of the candidates (packages tied in
+// both rankings share each rank, so they fuse to equal scores).
+//
+// Vectors are computed per query through the embedder (wrap it in
+// agdb::caching_embedder to keep them across calls and processes; the relay
+// CLI does, in the store's folder). A process that ranks many times keeps a
+// relevance_index: each package's vector and term counts are then computed
+// once, not once per query.
 #pragma once
 
 #include <algorithm>
@@ -26,10 +41,12 @@
 #include <vector>
 
 #include "agentctx/agdb/embedder.hpp"
+#include "agentctx/agdb/hash_embedder.hpp"
 #include "agentctx/agdb/lexical_index.hpp"
 #include "agentctx/agdb/lexical_scorer.hpp"
 #include "agentctx/agdb/rank_fusion.hpp"
 #include "agentctx/core/result.hpp"
+#include "agentctx/relay/errors.hpp"
 #include "agentctx/relay/store.hpp"
 #include "agentctx/vector/similarity_kernels.hpp"
 #include "agentctx/vector/top_k.hpp"
@@ -85,34 +102,27 @@ class vector_rows {
   std::size_t offset_ = 0;
 };
 
+// True when a vector of `profile` relates a package to the query by itself
+// (see the file comment): for every embedder but the hash one.
+inline bool vector_alone_relates(const agdb::embedding_profile& profile) {
+  return profile != agdb::hash_embedding_profile(profile.dim);
+}
+
 // What rank_relevant and relevance_index share once they have, for each of
-// the `live` packages (not quarantined), its vector (row i of `rows`) and its
-// counts of the query's terms (`frequencies`, live.size() x terms, and
-// `lengths`), with `lexical` holding the statistics of exactly those
-// packages: the cosine ranking, the BM25 ranking and their fusion.
+// the `live` packages (not quarantined, in deposit order), its vector (row i
+// of `rows`) and its counts of the query's terms (`frequencies`, live.size()
+// x terms, and `lengths`), with `lexical` holding the statistics of exactly
+// those packages: the cosine ranking, the BM25 ranking and their fusion, of
+// the packages related to the query. Ties go to the smaller index (both
+// rankings and the fusion break them so), which is the earlier deposit.
 inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* const> live, const std::byte* rows,
                                                 std::span<const float> query_vector, const agdb::bm25_query& lexical,
                                                 std::span<const std::uint32_t> frequencies,
-                                                std::span<const std::uint32_t> lengths, std::size_t limit) {
-  float query_norm = 0.0f;
-  for (float v : query_vector) query_norm += v * v;
-  query_norm = std::sqrt(query_norm);
-  std::vector<float> dots(live.size());
-  std::vector<float> norms(live.size());
-  vector::dot_f32_rows(query_vector, rows, live.size(), dots.data(), norms.data());
-  std::vector<double> cosine(live.size());
+                                                std::span<const std::uint32_t> lengths, std::size_t limit,
+                                                bool vector_relates) {
   const std::size_t pool = agdb::hybrid_pool(limit);
-  vector::top_k<std::uint32_t> vector_best(pool);
-  for (std::size_t i = 0; i < live.size(); ++i) {
-    const float denominator = std::sqrt(norms[i]) * query_norm;
-    cosine[i] = denominator > 0.0f ? dots[i] / denominator : 0.0;
-    // A package no closer to the query than an unrelated one (cosine <= 0)
-    // is not "semantically related" (section 8.2): it does not enter the
-    // vector ranking, and only its query terms can bring it in.
-    if (cosine[i] > 0.0) vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
-  }
-
   std::vector<double> bm25(live.size(), 0.0);
+  std::vector<bool> holds_term(live.size(), false);
   vector::top_k<std::uint32_t> lexical_best(pool);
   if (!lexical.empty()) {
     const std::size_t terms = lexical.terms().size();
@@ -122,15 +132,33 @@ inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* 
       bool any = false;
       for (std::uint32_t f : counts) any = any || f != 0;
       if (!any) continue;
+      holds_term[i] = true;
       bm25[i] = scorer.score(counts, lengths[i]);
       lexical_best.push(static_cast<float>(bm25[i]), static_cast<std::uint32_t>(i));
     }
   }
 
-  std::vector<std::uint32_t> vector_ranking;
-  for (const auto& item : vector_best.take_sorted()) vector_ranking.push_back(item.payload);
-  std::vector<std::uint32_t> lexical_ranking;
-  for (const auto& item : lexical_best.take_sorted()) lexical_ranking.push_back(item.payload);
+  float query_norm = 0.0f;
+  for (float v : query_vector) query_norm += v * v;
+  query_norm = std::sqrt(query_norm);
+  std::vector<float> dots(live.size());
+  std::vector<float> norms(live.size());
+  vector::dot_f32_rows(query_vector, rows, live.size(), dots.data(), norms.data());
+  std::vector<double> cosine(live.size());
+  vector::top_k<std::uint32_t> vector_best(pool);
+  for (std::size_t i = 0; i < live.size(); ++i) {
+    const float denominator = std::sqrt(norms[i]) * query_norm;
+    cosine[i] = denominator > 0.0f ? dots[i] / denominator : 0.0;
+    // A package no closer to the query than an unrelated one (cosine <= 0)
+    // is not "semantically related" (section 8.2), nor, with the hash
+    // embedder, one that holds no query term (its cosine is collisions).
+    if (cosine[i] > 0.0 && (vector_relates || holds_term[i])) {
+      vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
+    }
+  }
+
+  const std::vector<vector::scored<std::uint32_t>> vector_ranking = vector_best.take_sorted();
+  const std::vector<vector::scored<std::uint32_t>> lexical_ranking = lexical_best.take_sorted();
   std::vector<relevant_hit> hits;
   for (const auto& [i, score] : agdb::fuse_rankings<std::uint32_t>(vector_ranking, lexical_ranking, limit)) {
     hits.push_back({live[i], score, cosine[i], bm25[i]});
@@ -144,21 +172,25 @@ inline result<void> check_relevant_request(std::string_view query, std::size_t l
   return {};
 }
 
+// The candidates that are not quarantined, in deposit order (candidates of
+// two stores that share a place keep their order): the order ties take.
 inline std::vector<const stored_package*> unquarantined(std::span<const stored_package* const> candidates) {
   std::vector<const stored_package*> live;
   live.reserve(candidates.size());
   for (const stored_package* p : candidates) {
     if (!p->quarantined) live.push_back(p);
   }
+  std::stable_sort(live.begin(), live.end(), deposited_earlier);
   return live;
 }
 
 }  // namespace detail
 
 /// The `limit` packages most relevant to `query` among `candidates`, best
-/// first (equal scores: the earlier deposit first); fewer, or none, when fewer
-/// are related to it at all: a package is a candidate when its vector's cosine
-/// with the query's is above 0 or it holds a query term. Errors:
+/// first (equal scores: the earlier deposit first, in whatever order the
+/// candidates come); fewer, or none, when fewer are related to it at all (see
+/// the file comment: a query term in its text, or, with any embedder but the
+/// hash one, a cosine with the query above 0). Errors:
 /// invalid_argument for an empty query or a limit of 0; the embedder's errors.
 /// Builds every package's text, vector and term counts for this one query: a
 /// process that ranks more than once keeps a relevance_index instead.
@@ -188,7 +220,7 @@ inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_pa
     }
   }
   return detail::fuse_relevance(live, vectors.bytes(), vectors.rows(live.size(), 1), lexical, frequencies, lengths,
-                                limit);
+                                limit, detail::vector_alone_relates(embedder.profile()));
 }
 
 /// rank_relevant for a process that ranks many times (relay serve, an agent
@@ -241,7 +273,7 @@ class relevance_index {
       }
     }
     return detail::fuse_relevance(live, vectors.bytes(), vectors.rows(live.size(), 1), lexical, frequencies,
-                                  lengths, limit);
+                                  lengths, limit, detail::vector_alone_relates(*profile_));
   }
 
   /// Packages whose vector and counts the index holds.
@@ -323,23 +355,49 @@ class relevance_index {
   std::uint64_t call_ = 0;
 };
 
-/// pull mode=relevant over one project (every project when project_id is
-/// empty). Errors: not_found for an unknown project; those of rank_relevant.
-/// With `index`, ranks through it (relevance_index::rank; the same result).
+/// The projects a search or digest covers: the project `project_id` names,
+/// archived or not, or, when it is empty (global), every project that is
+/// not archived. Errors: not_found for an unknown project.
+inline result<std::vector<const project*>> search_scope(const store& s, const std::string& project_id) {
+  std::vector<const project*> scope;
+  if (project_id.empty()) {
+    for (const project* p : s.projects()) {
+      if (!p->archived()) scope.push_back(p);
+    }
+  } else if (const project* p = s.find_project(project_id)) {
+    scope.push_back(p);
+  } else {
+    return unexpected(project_not_found(project_id));
+  }
+  return scope;
+}
+
+/// The packages of the projects of `scope`, drafts too unless
+/// `include_drafts` is false (quarantined ones are left to the ranking).
+inline std::vector<const stored_package*> packages_in(const store& s, std::span<const project* const> scope,
+                                                      bool include_drafts) {
+  std::vector<const stored_package*> out;
+  for (const project* p : scope) {
+    auto all = s.packages_of(p->project_id);
+    if (!all) continue;
+    for (const stored_package* sp : *all) {
+      if (include_drafts || sp->package.status != package_status::draft) out.push_back(sp);
+    }
+  }
+  return out;
+}
+
+/// pull mode=relevant over one project, archived or not, or over every
+/// project that is not archived when project_id is empty (search_scope);
+/// drafts are searched. Errors: not_found for an unknown project; those of
+/// rank_relevant. With `index`, ranks through it (relevance_index::rank; the
+/// same result).
 inline result<std::vector<relevant_hit>> pull_relevant(const store& s, const std::string& project_id,
                                                       std::string_view query, std::size_t limit,
                                                       agdb::embedder& embedder, relevance_index* index = nullptr) {
-  std::vector<const stored_package*> candidates;
-  if (project_id.empty()) {
-    for (const project* p : s.projects()) {
-      auto all = s.packages_of(p->project_id);
-      if (all) candidates.insert(candidates.end(), all->begin(), all->end());
-    }
-  } else {
-    auto all = s.packages_of(project_id);
-    if (!all) return unexpected(std::move(all).error());
-    candidates = std::move(*all);
-  }
+  auto scope = search_scope(s, project_id);
+  if (!scope) return unexpected(std::move(scope).error());
+  const std::vector<const stored_package*> candidates = packages_in(s, *scope, true);
   if (index != nullptr) return index->rank(candidates, query, limit, embedder);
   return rank_relevant(candidates, query, limit, embedder);
 }

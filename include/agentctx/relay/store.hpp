@@ -130,6 +130,21 @@ struct stored_package {
   }
 };
 
+/// The order of pull latest, orient's recent packages and orchestrate's
+/// digest: newest created_at first, the whole instant compared (fraction
+/// digits past milliseconds too); equal times: the later deposit first.
+inline bool newer_first(const stored_package* a, const stored_package* b) noexcept {
+  if (a->package.created_at_instant != b->package.created_at_instant) {
+    return a->package.created_at_instant > b->package.created_at_instant;
+  }
+  return a->sequence > b->sequence;
+}
+
+/// Deposit order, the earlier first: the order of ties in relevance.
+inline bool deposited_earlier(const stored_package* a, const stored_package* b) noexcept {
+  return a->sequence < b->sequence;
+}
+
 struct deposit_outcome {
   const stored_package* package = nullptr;  ///< valid until the next write or refresh
   bool created = false;                     ///< false: the identical package was already there
@@ -473,8 +488,8 @@ class store {
     return found;
   }
 
-  /// The `limit` most recent packages of a project by created_at (newest
-  /// first; ties: the later deposit first), quarantined ones left out.
+  /// The `limit` most recent packages of a project, newest first
+  /// (newer_first), quarantined ones left out.
   /// Errors: not_found for an unknown project.
   result<std::vector<const stored_package*>> latest(const std::string& project_id, std::size_t limit = 5) const {
     const auto* state = find_project_state(project_id);
@@ -543,13 +558,13 @@ class store {
   result<std::vector<const stored_package*>> awaiting_review(const std::string& project_id) const {
     const auto* state = find_project_state(project_id);
     if (state == nullptr) return no_project(project_id);
-    std::vector<std::pair<std::uint64_t, const stored_package*>> waiting;
+    std::vector<std::pair<utc_instant, const stored_package*>> waiting;
     for (std::size_t index : state->packages) {
       const stored_package& p = packages_[index];
       if (p.quarantined || p.package.status != package_status::awaiting_review) continue;
-      const std::uint64_t since =
-          p.changes.empty() ? p.package.created_at_ms : parse_rfc3339_utc_ms(p.changes.back().at).value_or(0);
-      waiting.emplace_back(since, &p);
+      utc_instant since = p.changes.empty() ? p.package.created_at_instant
+                                            : parse_rfc3339_utc_instant(p.changes.back().at).value_or(utc_instant{});
+      waiting.emplace_back(std::move(since), &p);
     }
     std::stable_sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<const stored_package*> out;
@@ -1006,11 +1021,6 @@ class store {
     o.random = random_;
     o.open_threads = options_.open_threads;
     return o;
-  }
-
-  static bool newer_first(const stored_package* a, const stored_package* b) {
-    if (a->package.created_at_ms != b->package.created_at_ms) return a->package.created_at_ms > b->package.created_at_ms;
-    return a->sequence > b->sequence;
   }
 
   static unexpected no_project(const std::string& project_id) { return unexpected(project_not_found(project_id)); }

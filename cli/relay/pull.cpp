@@ -58,10 +58,7 @@ int pull_specific(const pull_options& o) {
       print_package_detail(p);
       return static_cast<int>(exit_ok);
     }
-    json::value out = relay::package_detail_json(p);
-    json::value::object_type& members = out.as_object();
-    members.insert(members.begin(), {"mode", "specific"});
-    return print_value(out);
+    return print_value(relay::specific_pull_json(o.project, p));
   });
 }
 

@@ -114,7 +114,11 @@ TEST_CASE("relay deposit, pull latest and pull specific, in text and JSON") {
   CHECK(contains(specific.out, "  title         Shipped archive\n"));
   CHECK(contains(specific.out, "  tags          archive, cli\n"));
   CHECK(contains(specific.out, "    - Soft archive via archived_at\n"));
-  auto one = f.json(parser, {"pull", "--mode", "specific", "--package", "pkg_first", "--project", "proj_demo"});
+  auto pulled = f.json(parser, {"pull", "--mode", "specific", "--package", "pkg_first", "--project", "proj_demo"});
+  CHECK(text_of(pulled, "mode") == "specific");
+  CHECK(text_of(pulled, "project_id") == "proj_demo");
+  REQUIRE(array_of(pulled, "packages").size() == 1);
+  const simdjson::dom::element one = pulled["packages"].at(0).value();
   CHECK(text_of(one, "hash") == text_of(one, "deposited_hash"));
   CHECK(deposited.out.substr(11, 71) == text_of(one, "hash"));
   CHECK(text_of(one["package"].value(), "x-team") == "core");  // unknown members round-trip
@@ -226,7 +230,9 @@ TEST_CASE("relay flag and review move packages along the allowed transitions") {
   CHECK(f.run({"review", "--list", "--project", "proj_demo"}).out == "no packages awaiting review in project proj_demo\n");
 
   // The detail view lists the changes; the JSON carries each change's hash.
-  auto detail = f.json(parser, {"pull", "--mode", "specific", "--package", "pkg_draft"});
+  auto pulled = f.json(parser, {"pull", "--mode", "specific", "--package", "pkg_draft"});
+  CHECK(pulled["project_id"].is_null());
+  const simdjson::dom::element detail = pulled["packages"].at(0).value();
   CHECK(array_of(detail, "status_changes").size() == 4);
   CHECK(text_of(detail, "hash") != text_of(detail, "deposited_hash"));
   CHECK(text_of(detail["package"].value(), "status") == "complete");
@@ -538,8 +544,8 @@ TEST_CASE("relay export then import into a second store preserves every hash; ve
 
   for (const std::string id : {"pkg_a", "pkg_b"}) {
     simdjson::dom::parser p1, p2;
-    auto original = f.json(p1, {"pull", "--mode", "specific", "--package", id});
-    auto restored = second.json(p2, {"pull", "--mode", "specific", "--package", id});
+    auto original = f.json(p1, {"pull", "--mode", "specific", "--package", id})["packages"].at(0).value();
+    auto restored = second.json(p2, {"pull", "--mode", "specific", "--package", id})["packages"].at(0).value();
     CHECK(text_of(original, "hash") == text_of(restored, "hash"));
     CHECK(text_of(original, "deposited_hash") == text_of(restored, "deposited_hash"));
   }
@@ -1004,7 +1010,7 @@ TEST_CASE("relay text output shows stored control and bidi characters escaped; -
   CHECK(contains(specific.out, "  content\n    a\\x1b[2Jb\n    next\n"));  // content keeps its lines
   // JSON is exact: the writer escapes what JSON needs.
   auto pulled = f.json(parser, {"pull", "--mode", "specific", "--package", id});
-  CHECK(text_of(pulled["package"].value(), "title") == "evil \x1b[31mRED\x1b[0m \r overwrite \xe2\x80\xae");
+  CHECK(text_of(pulled["packages"].at(0)["package"].value(), "title") == "evil \x1b[31mRED\x1b[0m \r overwrite \xe2\x80\xae");
 
   const run_result deposited =
       f.run({"deposit", f.file("esc.json", package_text("pkg\\u001b[2J", "Clears the screen"))});

@@ -450,9 +450,7 @@ inline mcp::tool_result pull_tool(mcp_tool_state& state, simdjson::dom::object a
     if (limit_argument) return argument_failure(tool, "limit does not apply to mode specific");
     auto found = state.relay->pull_specific(*package_id, project_id);
     if (!found) return protocol_failure(found.error());
-    return object_result(json::value::object_type{{"mode", "specific"},
-                                                  {"project_id", pull_project_json(project_id)},
-                                                  {"packages", json::value::array_type{package_detail_json(**found)}}});
+    return object_result(specific_pull_json(project_id, **found));
   }
   if (!query) return argument_failure(tool, "mode relevant needs query");
   auto hits = pull_relevant(*state.relay, project_id, *query, limit, *state.embedder, &state.index);

@@ -13,6 +13,8 @@
 //                          "hash", "package"}
 //   latest_pull_json       {"mode": "latest", "project_id", "limit",
 //                          "packages": [stored_package_json...]}
+//   specific_pull_json     {"mode": "specific", "project_id" (null when
+//                          not given), "packages": [package_detail_json]}
 //   relevant_pull_json     {"mode": "relevant", "project_id" (null: every
 //                          project), "query", "limit",
 //                          "packages": [relevant_hit_json...]}
@@ -77,6 +79,12 @@ inline json::value latest_pull_json(std::string_view project_id, std::size_t lim
                                   {"project_id", pull_project_json(project_id)},
                                   {"limit", limit},
                                   {"packages", stored_package_list_json(packages)}};
+}
+
+inline json::value specific_pull_json(std::string_view project_id, const stored_package& p) {
+  return json::value::object_type{{"mode", "specific"},
+                                  {"project_id", pull_project_json(project_id)},
+                                  {"packages", json::value::array_type{package_detail_json(p)}}};
 }
 
 inline json::value relevant_pull_json(std::string_view project_id, std::string_view query, std::size_t limit,

@@ -397,6 +397,29 @@ TEST_CASE("errors of the text path name the problem and the byte where it is") {
   CHECK(refusal(c, large) == "duplicate member name \"k42\"");
   CHECK(refusal(c, R"({"package_id":1,"package_type":2,"package_id":3})") ==
         "duplicate member name \"package_id\"");
+  // The byte named is the second use of the first name used again, in the
+  // text's order, whatever order the sort meets the copies in: a long run
+  // of names sharing their first bytes (sorted by std::sort, which keeps no
+  // order among equals), a name five times, shuffled.
+  std::mt19937 shuffle(7);
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::string> names;
+    for (int i = 0; i < 40; ++i) names.push_back("samepref" + std::to_string(1000 + i));
+    for (int copy = 0; copy < 5; ++copy) names.push_back("samepref1007");
+    std::shuffle(names.begin(), names.end(), shuffle);
+    std::string text = "{";
+    for (const std::string& name : names) text += (text.size() > 1 ? ",\"" : "\"") + name + "\":0";
+    text += "}";
+    const std::size_t first = text.find("\"samepref1007\"");
+    auto out = c.canonicalize(text);
+    REQUIRE_FALSE(out.has_value());
+    CHECK(out.error().offset == text.find("\"samepref1007\"", first + 1));
+  }
+  // Two names used again: the one used again first.
+  auto two = c.canonicalize(R"({"b":1,"a":1,"b":2,"a":2})");
+  REQUIRE_FALSE(two.has_value());
+  CHECK(two.error().offset == 13);
+  CHECK(two.error().message == "duplicate member name \"b\"");
 }
 
 }  // namespace json_canonical_text_test

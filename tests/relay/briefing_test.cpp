@@ -506,6 +506,10 @@ std::vector<std::string> snippet_ids(const json::value& digest) {
   return ids_of(*digest.find("snippets"));
 }
 
+// The two ways pull_relevant ranks, which give the same hits: without an
+// index (null) and through `index`.
+std::vector<relay::relevance_index*> both_ways(relay::relevance_index& index) { return {nullptr, &index}; }
+
 }  // namespace
 
 TEST_CASE("with the hash embedder a package is related only by a word it shares with the query") {
@@ -543,6 +547,24 @@ TEST_CASE("with the hash embedder a package is related only by a word it shares 
   for (const relay::relevant_hit& h : filler) CHECK(h.lexical_score > 0);
   // A query of no word at all relates nothing.
   CHECK(require_value(relay::pull_relevant(store, "proj_demo", "?!", 5, hash)).empty());
+
+  // Words the hash embedder splits at white space that BM25 reads as part of
+  // a word (U+3000, U+00A0) relate too, and so does a word of a query past
+  // BM25's first 64 terms: with and without a relevance_index.
+  require_value(store.deposit(package("cjk", "proj_demo", "\xE6\x9D\xB1\xE4\xBA\xAC\xE3\x80\x80\xE5\xA4\xA7\xE9\x98\xAA")));
+  require_value(store.deposit(package("nbsp", "proj_demo", "prix\xC2\xA0" "fixe")));
+  std::string long_query;
+  for (int i = 0; i < 64; ++i) long_query += "junk" + std::to_string(i) + " ";
+  long_query += "betaword";
+  relay::relevance_index index;
+  for (relay::relevance_index* kept : both_ways(index)) {
+    CHECK(hit_ids(require_value(relay::pull_relevant(store, "proj_demo", "\xE5\xA4\xA7\xE9\x98\xAA", 5, hash, kept))) ==
+          std::vector<std::string>{"cjk"});
+    CHECK(hit_ids(require_value(relay::pull_relevant(store, "proj_demo", "fixe", 5, hash, kept))) ==
+          std::vector<std::string>{"nbsp"});
+    CHECK(hit_ids(require_value(relay::pull_relevant(store, "proj_demo", long_query, 5, hash, kept))) ==
+          std::vector<std::string>{"beta"});
+  }
 }
 
 TEST_CASE("a global relevant pull leaves archived projects out; naming one searches it") {
@@ -553,7 +575,7 @@ TEST_CASE("a global relevant pull leaves archived projects out; naming one searc
   require_value(store.set_archived("proj_old", true));
   agentctx::agdb::hash_embedder embedder;
   relay::relevance_index index;
-  for (relay::relevance_index* through : {static_cast<relay::relevance_index*>(nullptr), &index}) {
+  for (relay::relevance_index* through : both_ways(index)) {
     CHECK(hit_ids(require_value(relay::pull_relevant(store, "", "rollout", 5, embedder, through))) ==
           std::vector<std::string>{"live"});
     CHECK(hit_ids(require_value(relay::pull_relevant(store, "proj_old", "rollout", 5, embedder, through))) ==

@@ -1662,10 +1662,17 @@ TEST_CASE("an id or value that is not UTF-8 is the caller's invalid input (400),
   const std::string before = log_bytes(fs);
   relay::fact_assertion tagged = assertion("v");
   tagged.tags = {"ok", "t\xc0"};
+  // A package tree a program built: a value, and a member's name.
+  json::value bad_title = package("pkg_utf8");
+  bad_title.set("title", "t\xff");
+  json::value bad_name = package("pkg_utf8");
+  bad_name.set("x-ext", json::value::object_type{{"k\xff", 1}});
   const std::pair<agentctx::error, std::string> cases[] = {
       {store.create_project("p\xff").error(), "project_id is not valid UTF-8"},
       {store.assert_fact(assertion("v\xfe")).error(), "value is not valid UTF-8"},
       {store.assert_fact(tagged).error(), "tags[1] is not valid UTF-8"},
+      {store.deposit(bad_title).error(), "title is not valid UTF-8"},
+      {store.deposit(bad_name).error(), "a member's name in x-ext is not valid UTF-8"},
   };
   for (const auto& [refused, message] : cases) {
     CHECK(refused.code == errc::invalid_argument);

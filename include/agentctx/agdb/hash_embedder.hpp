@@ -238,19 +238,14 @@ inline void l2_normalize_like_reference(std::span<float> values) noexcept {
   for (float& x : values) x *= scale;
 }
 
-/// Writes the reference hash embedding of `text` at dim = out.size() into
-/// `out` (every element is overwritten). Does nothing when `out` is empty.
-/// Allocates nothing. Invalid UTF-8 is not rejected: only the exact encodings
-/// of the White_Space code points separate tokens; every other byte belongs
-/// to a token.
-inline void hash_embed(std::string_view text, std::span<float> out) noexcept {
-  std::fill(out.begin(), out.end(), 0.0f);
-  if (out.empty()) return;
-  const detail::bucket_of_hash bucket(out.size());
-  auto add_token = [&](std::uint32_t h) { out[bucket(h)] += (h & 0x80000000u) != 0 ? -1.0f : 1.0f; };
+/// Calls add_token(h) with h the FNV-1a 32 hash of each token of `text`
+/// (steps 1 and 2 of the file comment), in text order. Invalid UTF-8 is not
+/// rejected: only the exact encodings of the White_Space code points separate
+/// tokens; every other byte belongs to a token.
+template <class AddToken>
+void for_each_token_hash(std::string_view text, AddToken&& add_token) noexcept {
   // Both paths hash whole tokens and leave `at` outside a token, so tokens
-  // are added in text order whichever path finds them: the f32 sums are
-  // those of a plain left-to-right pass.
+  // are found in text order whichever path finds them.
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const std::size_t n = text.size();
   std::size_t at = 0;
@@ -263,6 +258,17 @@ inline void hash_embed(std::string_view text, std::span<float> out) noexcept {
     }
     at = detail::hash_next_token(s, at, n, add_token);
   }
+}
+
+/// Writes the reference hash embedding of `text` at dim = out.size() into
+/// `out` (every element is overwritten). Does nothing when `out` is empty.
+/// Allocates nothing. The tokens are added in text order, so the f32 sums
+/// are those of a plain left-to-right pass.
+inline void hash_embed(std::string_view text, std::span<float> out) noexcept {
+  std::fill(out.begin(), out.end(), 0.0f);
+  if (out.empty()) return;
+  const detail::bucket_of_hash bucket(out.size());
+  for_each_token_hash(text, [&](std::uint32_t h) { out[bucket(h)] += (h & 0x80000000u) != 0 ? -1.0f : 1.0f; });
   l2_normalize_like_reference(out);
 }
 

@@ -37,8 +37,9 @@
 // it, archived: the export's own, from an import of it that stopped
 // part-way), and so is a status change or a session the target holds
 // otherwise (already_exists), a project, session, package or fact id on two
-// lines, a session ending before it starts, and a record larger than the
-// log takes. What the target already holds
+// lines, and a record larger than the log takes. (A session may end before
+// it starts: a store before 2026-11-27 wrote one so when its clock stepped
+// back, and an import takes it as it is.) What the target already holds
 // identically is skipped, so importing the same file twice changes nothing;
 // so are the status changes it holds and a session it holds ended where the
 // export has it open (the target's are later), and so is a fact it holds
@@ -504,10 +505,6 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (!ses) return bad(ses.error().message);
       if (!session_lines.insert(ses->session_id).second) {
         return bad("session " + quote_for_message(ses->session_id) + " appears twice");
-      }
-      if (ses->ended_at && parse_rfc3339_utc_instant(*ses->ended_at).value() < parse_rfc3339_utc_instant(ses->started_at).value()) {
-        return bad("session " + quote_for_message(ses->session_id) + " ends (" + *ses->ended_at + ") before it starts (" +
-                   ses->started_at + ")");
       }
       if (s.find_project(ses->project_id) == nullptr && new_projects.count(ses->project_id) == 0) {
         return bad("session of project " + quote_for_message(ses->project_id) + ", which the export does not hold");

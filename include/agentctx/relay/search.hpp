@@ -9,15 +9,16 @@
 // packages are never candidates.
 //
 // Only packages related to the query are ranked. A package is related when
-// its text holds a word of the query (a BM25 term, lexical_scorer.hpp: runs
-// of letters and digits, case-insensitive), or, with any embedder but the
-// hash one, when its vector's cosine with the query's is above 0. The hash
-// embedder's vector of a text is nothing but its white-space-separated words
-// hashed into `dim` buckets (hash_embedder.hpp): two texts without a word in
-// common have a positive cosine only where different words collide in a
-// bucket, which relates nothing, while a word they share (one with a letter
-// or digit) is a shared BM25 term too. With it the vectors only order the
-// packages that share a word with the query. Equal scores: the earlier
+// its text holds a term of the query (BM25, lexical_scorer.hpp: runs of
+// ASCII letters and digits, case-insensitive, or of bytes >= 0x80; the
+// query's first 64 terms), or when its vector's cosine with the query's is
+// above 0 and, with the hash embedder, it also holds a word of the query as
+// that embedder splits words (at Unicode white space, exact bytes). The hash
+// embedder's vector of a text is nothing but those words hashed into `dim`
+// buckets (hash_embedder.hpp): two texts without a word in common have a
+// positive cosine only where different words collide in a bucket, which
+// relates nothing. With it the vectors only order the packages that share a
+// word with the query. Equal scores: the earlier
 // deposit first, whatever the order of the candidates (packages tied in
 // both rankings share each rank, so they fuse to equal scores).
 //
@@ -108,18 +109,43 @@ inline bool vector_alone_relates(const agdb::embedding_profile& profile) {
   return profile != agdb::hash_embedding_profile(profile.dim);
 }
 
+// The hash embedder's token hashes of `text` (agdb::for_each_token_hash),
+// sorted, each once.
+inline std::vector<std::uint32_t> token_hashes(std::string_view text) {
+  std::vector<std::uint32_t> out;
+  agdb::for_each_token_hash(text, [&](std::uint32_t h) { out.push_back(h); });
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Whether `text` holds a token of the hash embedder whose hash is among the
+// sorted `wanted`: a word it shares with the query, as the hash embedder
+// splits words (at any Unicode white space, punctuation kept), which BM25
+// may not see (it joins words at non-ASCII white space, and takes a query's
+// first 64 terms only).
+inline bool holds_hashed_token(std::string_view text, std::span<const std::uint32_t> wanted) {
+  bool found = false;
+  agdb::for_each_token_hash(text, [&](std::uint32_t h) {
+    found = found || std::binary_search(wanted.begin(), wanted.end(), h);
+  });
+  return found;
+}
+
 // What rank_relevant and relevance_index share once they have, for each of
 // the `live` packages (not quarantined, in deposit order), its vector (row i
 // of `rows`) and its counts of the query's terms (`frequencies`, live.size()
 // x terms, and `lengths`), with `lexical` holding the statistics of exactly
 // those packages: the cosine ranking, the BM25 ranking and their fusion, of
-// the packages related to the query. Ties go to the smaller index (both
+// the packages related to the query (`vector_relates`: whether a positive
+// cosine relates by itself, else a package must hold a query term or a
+// hash-embedder word of `query`). Ties go to the smaller index (both
 // rankings and the fusion break them so), which is the earlier deposit.
 inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* const> live, const std::byte* rows,
                                                 std::span<const float> query_vector, const agdb::bm25_query& lexical,
                                                 std::span<const std::uint32_t> frequencies,
                                                 std::span<const std::uint32_t> lengths, std::size_t limit,
-                                                bool vector_relates) {
+                                                std::string_view query, bool vector_relates) {
   const std::size_t pool = agdb::hybrid_pool(limit);
   std::vector<double> bm25(live.size(), 0.0);
   std::vector<bool> holds_term(live.size(), false);
@@ -146,15 +172,24 @@ inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* 
   vector::dot_f32_rows(query_vector, rows, live.size(), dots.data(), norms.data());
   std::vector<double> cosine(live.size());
   vector::top_k<std::uint32_t> vector_best(pool);
+  std::vector<std::uint32_t> query_words;  // the hash embedder's, once needed
+  bool query_words_made = false;
   for (std::size_t i = 0; i < live.size(); ++i) {
     const float denominator = std::sqrt(norms[i]) * query_norm;
     cosine[i] = denominator > 0.0f ? dots[i] / denominator : 0.0;
     // A package no closer to the query than an unrelated one (cosine <= 0)
     // is not "semantically related" (section 8.2), nor, with the hash
-    // embedder, one that holds no query term (its cosine is collisions).
-    if (cosine[i] > 0.0 && (vector_relates || holds_term[i])) {
-      vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
+    // embedder, one that shares no word with the query (its cosine is
+    // collisions): a query term, or a word as the embedder splits words.
+    if (cosine[i] <= 0.0) continue;
+    if (!vector_relates && !holds_term[i]) {
+      if (!query_words_made) {
+        query_words = token_hashes(query);
+        query_words_made = true;
+      }
+      if (!holds_hashed_token(searchable_text(live[i]->package), query_words)) continue;
     }
+    vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
   }
 
   const std::vector<vector::scored<std::uint32_t>> vector_ranking = vector_best.take_sorted();
@@ -220,7 +255,7 @@ inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_pa
     }
   }
   return detail::fuse_relevance(live, vectors.bytes(), vectors.rows(live.size(), 1), lexical, frequencies, lengths,
-                                limit, detail::vector_alone_relates(embedder.profile()));
+                                limit, query, detail::vector_alone_relates(embedder.profile()));
 }
 
 /// rank_relevant for a process that ranks many times (relay serve, an agent
@@ -273,7 +308,7 @@ class relevance_index {
       }
     }
     return detail::fuse_relevance(live, vectors.bytes(), vectors.rows(live.size(), 1), lexical, frequencies,
-                                  lengths, limit, detail::vector_alone_relates(*profile_));
+                                  lengths, limit, query, detail::vector_alone_relates(*profile_));
   }
 
   /// Packages whose vector and counts the index holds.

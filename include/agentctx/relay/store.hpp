@@ -426,7 +426,12 @@ class store {
     auto checked = read_package(wire);
     if (!checked) return unexpected(std::move(checked).error());
     auto hash = content_hash(wire, canonicalizer_);
-    if (!hash) return unexpected(std::move(hash).error());
+    if (!hash) {
+      // A tree the caller built that has no canonical form (text it read
+      // was checked as it was parsed): its input is invalid.
+      if (hash.error().code == errc::invalid_utf8) return fail(errc::invalid_argument, invalid_utf8_message(wire, false));
+      return fail(errc::invalid_argument, "the package has no canonical form: " + hash.error().message);
+    }
     if (const stored_package* existing = find_in_project(checked->project_id, checked->package_id)) {
       if (existing->deposited_hash == *hash) return deposit_outcome{existing, false};
       return fail(errc::already_exists, "package " + quote_for_message(checked->package_id) +
@@ -1485,15 +1490,22 @@ class store {
     return {};
   }
 
-  // "subject is not valid UTF-8": the field of `record` (its wrapper, such
-  // as "fact.", left out) that holds text that is not UTF-8.
-  static std::string invalid_utf8_message(const json::value& record) {
-    std::string where = json::invalid_utf8_path(record).value_or(std::string());
-    if (const std::string* type = detail::string_member(record, "type")) {
+  // "subject is not valid UTF-8": the field of `value` that holds text that
+  // is not UTF-8 (of a record, `is_record`, without its wrapper, such as
+  // "fact."); "a member's name in x-ext is not valid UTF-8" for a name.
+  static std::string invalid_utf8_message(const json::value& value, bool is_record = true) {
+    std::string where = json::invalid_utf8_path(value).value_or(std::string());
+    if (const std::string* type = is_record ? detail::string_member(value, "type") : nullptr) {
       if (where.starts_with(*type + ".")) where.erase(0, type->size() + 1);
+      if (where == *type) where.clear();
+      if (where.starts_with(*type + " ")) where.erase(0, type->size());
+    }
+    constexpr std::string_view name_marker = " (a member's name)";
+    if (where.ends_with(name_marker)) {
+      where.erase(where.size() - name_marker.size());
+      return where.empty() ? "a member's name is not valid UTF-8" : "a member's name in " + where + " is not valid UTF-8";
     }
     if (where.empty()) return "a string is not valid UTF-8";
-    if (where.front() == ' ') return "a member's name is not valid UTF-8";
     return where + " is not valid UTF-8";
   }
 

@@ -44,6 +44,7 @@
 #include <string_view>
 #include <system_error>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 #include "agentctx/core/endian.hpp"
@@ -279,10 +280,21 @@ class text_canonicalizer {
     return {nullptr, nullptr};
   }
 
-  // A name given twice in one object: where its second use is (its opening
-  // quote) when the name is the input's own bytes; a name with escapes was
-  // decoded elsewhere, and the object's closing brace is named instead.
-  [[gnu::cold, gnu::noinline]] void duplicate_name(std::string_view second, const char* closing) {
+  // An object whose `count` members hold a name twice: the refusal names
+  // the first member, in the text's order, whose name an earlier member
+  // has, at its opening quote when the name is the input's own bytes (a
+  // name with escapes was decoded elsewhere: the object's closing brace is
+  // named instead).
+  [[gnu::cold, gnu::noinline]] void duplicate_name(const slot* members, std::size_t count, const char* closing) {
+    std::unordered_set<std::string_view> seen;
+    seen.reserve(count);
+    std::string_view second;
+    for (std::size_t i = 0; i < count; ++i) {
+      if (!seen.insert(members[i].name).second) {
+        second = members[i].name;
+        break;
+      }
+    }
     const bool in_input = second.data() > begin_ && second.data() < end_;
     const char* at = in_input ? second.data() - 1 : closing;
     failure_ = make_error(errc::invalid_value,
@@ -528,7 +540,7 @@ class text_canonicalizer {
       for (std::size_t r = k + 1; r < run_end; ++r) {
         const std::string_view name = members[keys[r] & index_mask].name;
         if (name == members[keys[r - 1] & index_mask].name) {
-          duplicate_name(members[std::max(keys[r], keys[r - 1]) & index_mask].name, closing);
+          duplicate_name(members, count, closing);
           return nullptr;
         }
       }

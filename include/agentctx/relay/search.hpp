@@ -172,8 +172,12 @@ inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* 
   vector::dot_f32_rows(query_vector, rows, live.size(), dots.data(), norms.data());
   std::vector<double> cosine(live.size());
   vector::top_k<std::uint32_t> vector_best(pool);
-  std::vector<std::uint32_t> query_words;  // the hash embedder's, once needed
-  bool query_words_made = false;
+  // Packages with a positive cosine but no query term, with the hash
+  // embedder: related only if they hold a word of the query as it splits
+  // words, which means reading their text. They are read best cosine first,
+  // and only while one could still enter the vector ranking's `pool`.
+  std::vector<std::uint32_t> unsure;
+  std::vector<float> sure;  // the cosines of the others that enter, best first once sorted
   for (std::size_t i = 0; i < live.size(); ++i) {
     const float denominator = std::sqrt(norms[i]) * query_norm;
     cosine[i] = denominator > 0.0f ? dots[i] / denominator : 0.0;
@@ -183,13 +187,34 @@ inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* 
     // collisions): a query term, or a word as the embedder splits words.
     if (cosine[i] <= 0.0) continue;
     if (!vector_relates && !holds_term[i]) {
-      if (!query_words_made) {
-        query_words = token_hashes(query);
-        query_words_made = true;
-      }
-      if (!holds_hashed_token(searchable_text(live[i]->package), query_words)) continue;
+      unsure.push_back(static_cast<std::uint32_t>(i));
+      continue;
     }
     vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
+    sure.push_back(static_cast<float>(cosine[i]));
+  }
+  if (!unsure.empty()) {
+    std::sort(unsure.begin(), unsure.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return static_cast<float>(cosine[a]) != static_cast<float>(cosine[b])
+                 ? static_cast<float>(cosine[a]) > static_cast<float>(cosine[b])
+                 : a < b;
+    });
+    std::sort(sure.begin(), sure.end(), std::greater<>());
+    const std::vector<std::uint32_t> query_words = token_hashes(query);
+    std::size_t entered = 0;  // unsure packages found related
+    std::size_t above = 0;    // sure packages with a cosine above the current one's
+    for (const std::uint32_t i : unsure) {
+      // Every package that entered ranks before this one (a higher cosine,
+      // or an equal one and an earlier place), and so does every sure one
+      // above it: when they fill the pool, this one and every later one
+      // rank below it.
+      const auto score = static_cast<float>(cosine[i]);
+      while (above < sure.size() && sure[above] > score) ++above;
+      if (entered + above >= pool) break;
+      if (!holds_hashed_token(searchable_text(live[i]->package), query_words)) continue;
+      vector_best.push(score, i);
+      ++entered;
+    }
   }
 
   const std::vector<vector::scored<std::uint32_t>> vector_ranking = vector_best.take_sorted();

@@ -191,7 +191,7 @@ inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* 
       continue;
     }
     vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
-    sure.push_back(static_cast<float>(cosine[i]));
+    if (!vector_relates) sure.push_back(static_cast<float>(cosine[i]));  // only the hash embedder has unsure ones
   }
   if (!unsure.empty()) {
     std::sort(unsure.begin(), unsure.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -240,7 +240,11 @@ inline std::vector<const stored_package*> unquarantined(std::span<const stored_p
   for (const stored_package* p : candidates) {
     if (!p->quarantined) live.push_back(p);
   }
-  std::stable_sort(live.begin(), live.end(), deposited_earlier);
+  // One project's candidates come in deposit order already; a global
+  // pull's are per project.
+  if (!std::is_sorted(live.begin(), live.end(), deposited_earlier)) {
+    std::stable_sort(live.begin(), live.end(), deposited_earlier);
+  }
   return live;
 }
 

@@ -94,16 +94,30 @@ inline int report_error(std::string_view program, const agentctx::error& e) {
   return data_problem && !missing_file ? exit_failure : exit_usage;
 }
 
+/// The subcommands the command line named, outermost first, as far as the
+/// parse got (empty when it named none).
+inline std::vector<const CLI::App*> named_commands(const CLI::App& app) {
+  std::vector<const CLI::App*> chain;
+  for (const CLI::App* at = &app;;) {
+    const std::vector<const CLI::App*> named = at->get_subcommands([](const CLI::App* sub) { return sub->parsed(); });
+    if (named.empty()) return chain;
+    at = named.front();
+    chain.push_back(at);
+  }
+}
+
 /// "agentsdb", or "relay project show": the program and the subcommands the
 /// command line named, as far as the parse got.
 inline std::string command_path(const CLI::App& app, std::string_view program) {
   std::string path(program);
-  for (const CLI::App* at = &app;;) {
-    const std::vector<const CLI::App*> named = at->get_subcommands([](const CLI::App* sub) { return sub->parsed(); });
-    if (named.empty()) return path;
-    at = named.front();
-    path += " " + at->get_name();
-  }
+  for (const CLI::App* sub : named_commands(app)) path += " " + sub->get_name();
+  return path;
+}
+
+/// The subcommand the command line named last (`app` itself when it named none).
+inline const CLI::App& named_command(const CLI::App& app) {
+  const std::vector<const CLI::App*> chain = named_commands(app);
+  return chain.empty() ? app : *chain.back();
 }
 
 /// " (run 'relay project show --help' for usage)": what ends every usage
@@ -145,6 +159,48 @@ inline int finish_output(int code, std::string_view program) {
   return output_failure(program);
 }
 
+/// CLI11's parse errors said plainly, naming the option and what it takes:
+///   "At Most 1 required but received 2" -> "given 2 times, but it takes one value"
+///   "--x: 1 required TEXT missing"      -> "--x needs a value"
+///   "Could not convert: --json = abc"   -> "--json is a flag: it takes no value, not 'abc'"
+///                                          (an option: "--x: 'abc' is not a value it takes")
+///   "A subcommand is required"          -> "a command is required: one of a, b, c"
+/// Other messages are returned as they are.
+inline std::string plain_parse_message(const CLI::App& app, std::string message) {
+  constexpr std::string_view at_most_one = "At Most 1 required but received ";
+  if (const std::size_t at = message.find(at_most_one); at != std::string::npos) {
+    return message.substr(0, at) + "given " + message.substr(at + at_most_one.size()) + " times, but it takes one value";
+  }
+  if (const std::size_t colon = message.find(": "); colon != std::string::npos && message.starts_with("-") &&
+                                                    message.ends_with(" missing") &&
+                                                    message.find(" required ", colon) != std::string::npos) {
+    return message.substr(0, colon) + " needs a value";
+  }
+  constexpr std::string_view not_converted = "Could not convert: ";
+  if (message.starts_with(not_converted)) {
+    const std::string rest = message.substr(not_converted.size());
+    const std::size_t equals = rest.find(" = ");
+    if (equals != std::string::npos) {
+      const std::string name = rest.substr(0, equals);
+      const std::string value = rest.substr(equals + 3);
+      const CLI::Option* option = named_command(app).get_option_no_throw(name);
+      if (option != nullptr && option->get_expected_max() == 0) {
+        return name + " is a flag: it takes no value, not '" + value + "'";
+      }
+      return name + ": '" + value + "' is not a value it takes";
+    }
+  }
+  if (message == "A subcommand is required") {
+    std::string names;
+    for (const CLI::App* sub : named_command(app).get_subcommands([](const CLI::App*) { return true; })) {
+      if (sub->get_name().empty()) continue;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    return names.empty() ? "a command is required" : "a command is required: one of " + names;
+  }
+  return message;
+}
+
 /// Reports an argument error: given its one-line message, prints it (and
 /// whatever else the tool prints for it) and returns the exit code.
 using usage_reporter = std::function<int(const std::string& message)>;
@@ -171,12 +227,7 @@ inline int run_command_line(CLI::App& app, const command_table& table, int argc,
     for (char& c : message) {
       if (c == '\n') c = ' ';
     }
-    // CLI11's "--mode: At Most 1 required but received 2", said plainly.
-    constexpr std::string_view at_most_one = "At Most 1 required but received ";
-    if (const std::size_t at = message.find(at_most_one); at != std::string::npos) {
-      message = message.substr(0, at) + "given " + message.substr(at + at_most_one.size()) +
-                " times, but it takes one value";
-    }
+    message = plain_parse_message(app, message);
     message = agentctx::printable_line(message) + usage_hint(command_path(app, program));
     if (report_usage) return report_usage(message);
     std::cerr << program << ": " << message << '\n';

@@ -115,9 +115,14 @@ inline void add_common_options(CLI::App& sub, common_options& o, store_use use =
 /// The options of a subcommand that writes: the common ones and --wait.
 struct writer_options : common_options {
   bool wait = false;
+  /// Whether the command's first write creates the store (store_use::created)
+  /// or the store must exist already (store_use::read: a missing one is exit
+  /// 2, store_not_found, as for the commands that only read).
+  store_use use = store_use::read;
 };
 
 inline void add_writer_options(CLI::App& sub, writer_options& o, store_use use = store_use::read) {
+  o.use = use;
   add_common_options(sub, o, use);
   sub.add_flag("--wait", o.wait, "Wait for another writer to finish instead of failing when the store is locked");
 }

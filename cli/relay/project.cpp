@@ -6,6 +6,7 @@
 //   relay project show proj_demo
 // A deposit, assert or session start creates its project when it is new;
 // create also sets its name and description.
+#include <algorithm>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -74,6 +75,11 @@ int run_show(const project_options& o) {
     auto awaiting = s.awaiting_review(p.project_id);
     if (!packages) return report_error(o, packages.error());
     if (!awaiting) return report_error(o, awaiting.error());
+    // A quarantined package is never listed (pull, orient, export), so it
+    // is counted apart.
+    const auto quarantined = static_cast<std::size_t>(
+        std::count_if(packages->begin(), packages->end(), [](const relay::stored_package* sp) { return sp->quarantined; }));
+    const std::size_t listed = packages->size() - quarantined;
     const std::size_t facts = s.facts(p.project_id).size();
     const std::size_t sessions = s.sessions(p.project_id).size();
     if (o.json) {
@@ -81,7 +87,8 @@ int run_show(const project_options& o) {
         w.begin_object();
         w.key("project");
         write_value(w, p.wire);
-        w.key("packages").value(packages->size());
+        w.key("packages").value(listed);
+        w.key("quarantined").value(quarantined);
         w.key("awaiting_review").value(awaiting->size());
         w.key("current_facts").value(facts);
         w.key("sessions").value(sessions);
@@ -90,8 +97,11 @@ int run_show(const project_options& o) {
     }
     std::cout << project_line(p) << '\n';
     if (!p.description.empty()) std::cout << "  " << shown(p.description) << '\n';
-    std::cout << "  " << count_of(packages->size(), "package") << " (" << awaiting->size() << " awaiting review), "
+    std::cout << "  " << count_of(listed, "package") << " (" << awaiting->size() << " awaiting review), "
               << count_of(facts, "current fact") << ", " << count_of(sessions, "session") << '\n';
+    if (quarantined != 0) {
+      std::cout << "  " << quarantined << " more quarantined: its bytes no longer match its hash (relay verify)\n";
+    }
     return static_cast<int>(exit_ok);
   });
 }
@@ -120,7 +130,7 @@ void register_project(CLI::App& app, command_table& table) {
   CLI::App* project = app.add_subcommand("project", "Create, archive, unarchive, list and show projects");
   project->require_subcommand(1);
   auto [create, create_opts] = add_project_command(*project, table, "create", "Create a project", run_create, true);
-  create->add_option("--name", create_opts->name, "Its human-readable name (default: its id)");
+  create->add_option("--name", create_opts->name, "Its human-readable name (none by default: the id stands for it where a name is shown)");
   create->add_option("--description", create_opts->description, "What it is about");
   add_project_command(*project, table, "archive", "Archive a project: writes to it are refused", run_archive, true);
   add_project_command(*project, table, "unarchive", "Restore an archived project", run_unarchive, true);

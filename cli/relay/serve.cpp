@@ -64,6 +64,7 @@ void register_serve(CLI::App& app, command_table& table) {
                                  "Serve the store to agents over MCP (JSON-RPC on stdin/stdout) as its writer",
                                  run_serve);
   sub->footer(std::string(exit_codes_help));
+  opts->use = store_use::created;
   sub->add_option("--store", opts->store, "The store's folder (created when missing)")->capture_default_str();
   inherit_global_options(*sub, opts->store, nullptr);
   sub->add_flag("--wait", opts->wait, "Wait for another writer to finish instead of failing when the store is locked");

@@ -70,8 +70,9 @@ int with_reader(const common_options& o, Body&& body) {
   return body(*store);
 }
 
-/// Opens (creating it when missing) the store as its writer, waiting for the
-/// lock with --wait, and returns what `body` returns for it, or the exit code
+/// Opens the store as its writer (creating it when missing if the command's
+/// store_use is `created`; else a missing store is exit 2, store_not_found),
+/// waiting for the lock with --wait, and returns what `body` returns for it, or the exit code
 /// of the failed open (reported). When `body` fails (a non-zero exit code)
 /// on a store this call created before any record was written, the store is
 /// removed again (relay::store::discard_if_unused), its folder too when the
@@ -80,6 +81,7 @@ template <class Body>
 int with_writer(const writer_options& o, Body&& body) {
   relay::store_options options;
   options.wait_for_lock = o.wait;
+  options.create_if_missing = o.use == store_use::created;
   options.open_threads = open_threads();
   if (const int refused = check_store_argument(o)) return refused;
   auto store = relay::store::open(agentctx::io::default_file_system(), o.store, options);

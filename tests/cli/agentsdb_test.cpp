@@ -234,7 +234,7 @@ TEST_CASE("agentsdb: usage errors exit 2 with one line on stderr and nothing on 
     std::string fragment;
   };
   const std::vector<usage_case> cases = {
-      {{}, "subcommand"},
+      {{}, "a command is required: one of compile, inspect"},
       {{"bogus"}, "'bogus'"},
       {{"--bogus"}, "'--bogus'"},
       {{"compile", "--bogus", "--text", "# T", "--out", "out.db"}, "'--bogus'"},

@@ -649,6 +649,23 @@ TEST_CASE("relay verify reports quarantined packages (exit 1); pull refuses them
 
   check_failure(f.run({"pull", "--mode", "specific", "--package", "pkg_q"}), exit_not_found, "quarantined");
   CHECK(f.run({"pull", "--mode", "latest", "--project", "proj_q"}).out == "no packages in project proj_q\n");
+  // project show counts it apart, as no command lists it.
+  const run_result shown = f.run({"project", "show", "proj_q"});
+  check_clean_success(shown);
+  CHECK(contains(shown.out, "  0 packages (0 awaiting review), 0 current facts, 0 sessions\n"));
+  CHECK(contains(shown.out, "  1 more quarantined: its bytes no longer match its hash (relay verify)\n"));
+  auto counts = f.json(parser, {"project", "show", "proj_q"});
+  CHECK(counts["packages"].get_uint64().value() == 0);
+  CHECK(counts["quarantined"].get_uint64().value() == 1);
+  // Its id deposited again, and its package as a fact's source, are refused
+  // (exit 1), and nothing is written.
+  const std::string before = cli_test::read_file(f.store + "/relay.log");
+  check_failure(f.run({"deposit", f.file("q.json", package)}), exit_not_found, "is quarantined");
+  check_json_failure(f.run({"deposit", f.file("q.json", package), "--json"}), exit_not_found, "internal_error", 500);
+  check_failure(f.run({"assert", "--project", "proj_q", "--subject", "s", "--predicate", "p", "--value", "v",
+                       "--source-package", "pkg_q"}),
+                exit_not_found, "is quarantined");
+  CHECK(cli_test::read_file(f.store + "/relay.log") == before);
 
   // A record whose checksum fails, with a record after it: the store is damaged.
   std::string damaged = log;
@@ -929,7 +946,7 @@ TEST_CASE("relay conformance, --help of every command, usage errors and a locked
   const run_result text = f.run({"conformance"});
   check_clean_success(text);
   CHECK(contains(text.out, "conformance level  L3\n"));
-  CHECK(contains(text.out, "capabilities       hybrid_search yes, semantic_search yes, realtime no, blob_storage no\n"));
+  CHECK(contains(text.out, "capabilities       hybrid_search yes, semantic_search no, realtime no, blob_storage no\n"));
   simdjson::dom::parser parser;
   auto descriptor = f.json(parser, {"conformance"});
   CHECK(text_of(descriptor, "protocol_version") == "0.1");
@@ -967,6 +984,45 @@ TEST_CASE("relay conformance, --help of every command, usage errors and a locked
   check_failure(cli_test::run(RELAY_BIN, {"bogus"}, f.dir.path()), exit_usage, "bogus");
   check_failure(f.run({"deposit", "a.json", "--bogus"}), exit_usage, "--bogus");
   check_failure(f.run({"pull", "--mode", "latest", "--project", "proj_demo"}), exit_usage, "no Relay store");
+  // Writers that change what a store holds need one that exists: a mistyped
+  // --store is said as such (exit 2), not as a missing package, and no store
+  // is made there.
+  const std::vector<std::vector<std::string>> needing_a_store = {
+      {"flag", "--package", "pkg_x", "--review-type", "human"},
+      {"review", "--package", "pkg_x", "--status", "complete"},
+      {"invalidate", "--project", "proj_demo", "--subject", "s", "--predicate", "p"},
+      {"session", "end", "sess_x"},
+      {"project", "archive", "proj_demo"},
+      {"project", "unarchive", "proj_demo"}};
+  for (const std::vector<std::string>& command : needing_a_store) {
+    CAPTURE(cli_test::joined(command));
+    check_failure(f.run(command), exit_usage, "no Relay store here");
+    std::vector<std::string> with_json = command;
+    with_json.push_back("--json");
+    check_json_failure(f.run(with_json), exit_usage, "store_not_found", 404);
+    CHECK_FALSE(std::filesystem::exists(f.store));
+  }
+  // CLI11's parse errors, said plainly and naming the option.
+  struct plain_case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<plain_case> plain = {
+      {{"project", "list", "--json=abc"}, "relay: --json is a flag: it takes no value, not 'abc' (run 'relay project list --help' for usage)"},
+      {{"repair", "--dry-run=maybe"}, "relay: --dry-run is a flag: it takes no value, not 'maybe' (run 'relay repair --help' for usage)"},
+      {{"project"}, "relay: a command is required: one of create, archive, unarchive, show, list (run 'relay project --help' for usage)"},
+      {{"session"}, "relay: a command is required: one of start, end, list (run 'relay session --help' for usage)"},
+      {{"session", "list", "--project="}, "relay: --project needs a value (run 'relay session list --help' for usage)"},
+      {{"facts", "--project"}, "relay: --project needs a value (run 'relay facts --help' for usage)"},
+      {{"pull", "--limit"}, "relay: --limit needs a value (run 'relay pull --help' for usage)"},
+      {{"--store"}, "relay: --store needs a value (run 'relay --help' for usage)"}};
+  for (const plain_case& c : plain) {
+    CAPTURE(cli_test::joined(c.args));
+    const run_result r = cli_test::run(RELAY_BIN, c.args, f.dir.path());
+    CHECK(r.exit_code == exit_usage);
+    CHECK(r.out.empty());
+    CHECK(r.err == c.message + "\n");
+  }
 
   // The default store is ./.relay.
   check_clean_success(cli_test::run(RELAY_BIN, {"project", "create", "proj_here"}, f.dir.path()));
@@ -1372,4 +1428,30 @@ TEST_CASE("relay pull --mode relevant and orchestrate --focus read a store they 
   check_clean_success(digest);
   CHECK_FALSE(std::filesystem::exists(f.store + "/embeddings"));
 }
+TEST_CASE("relay: an id or value that is not UTF-8 is exit 3 (invalid_schema) for every command, found or not") {
+  relay_fixture f;
+  f.deposit(package_text("pkg_one", "One"));
+  check_clean_success(f.run({"session", "start", "--project", "proj_demo", "--actor", "claude", "--actor-type", "agent"}));
+  const std::string bad = "x\xff";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"flag", "--package", bad, "--review-type", "human"}, "package_id is not valid UTF-8"},
+      {{"review", "--package", bad, "--status", "complete"}, "package_id is not valid UTF-8"},
+      {{"pull", "--mode", "specific", "--package", bad}, "package_id is not valid UTF-8"},
+      {{"invalidate", "--project", "proj_demo", "--subject", bad, "--predicate", "p"}, "subject is not valid UTF-8"},
+      {{"invalidate", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", bad},
+       "value is not valid UTF-8"},
+      {{"session", "end", bad}, "session_id is not valid UTF-8"},
+      {{"project", "archive", bad}, "project_id is not valid UTF-8"}};
+  const std::string before = cli_test::read_file(f.store + "/relay.log");
+  for (const auto& c : cases) {
+    const std::vector<std::string>& args = c.first;
+    CAPTURE(cli_test::joined(args));
+    check_failure(f.run(args), exit_invalid_schema, c.second);
+    std::vector<std::string> with_json = args;
+    with_json.push_back("--json");
+    check_json_failure(f.run(with_json), exit_invalid_schema, "invalid_schema", 400);
+  }
+  CHECK(cli_test::read_file(f.store + "/relay.log") == before);
+}
+
 }  // namespace cli_relay_test

@@ -94,6 +94,20 @@ TEST_CASE("decode_message: invalid messages carry the code, a message and the id
        "MCP takes named params"},
       {R"({"jsonrpc":"1.0","method":"notifications/initialized"})", rpc_error_code::invalid_request, "null",
        "\"jsonrpc\": \"2.0\""},
+      // An integer written as a fraction or with an exponent could not be echoed as written.
+      {R"({"jsonrpc":"2.0","id":1.0,"method":"ping"})", rpc_error_code::invalid_request, "null",
+       "not a number written with a fraction or an exponent"},
+      {R"({"jsonrpc":"2.0","id":1E2,"method":"ping"})", rpc_error_code::invalid_request, "null",
+       "not a number written with a fraction or an exponent"},
+      // A member given twice: readers differ on which counts (first here, last in JSON.parse).
+      {R"({"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"})", rpc_error_code::invalid_request, "null",
+       "duplicate member name \"method\""},
+      {R"({"jsonrpc":"2.0","id":1,"id":2,"method":"ping"})", rpc_error_code::invalid_request, "null",
+       "duplicate member name \"id\""},
+      {R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a","name":"b","arguments":{}}})",
+       rpc_error_code::invalid_params, "7", "params: duplicate member name \"name\""},
+      {R"({"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"a","arguments":{},"arguments":{"x":1}}})",
+       rpc_error_code::invalid_params, "7", "params: duplicate member name \"arguments\""},
   };
   simdjson::dom::parser parser;
   for (const bad_case& c : cases) {

@@ -53,6 +53,19 @@ mcp::tool_registry test_tools() {
   failing.handler = [](simdjson::dom::object) { return mcp::tool_result::failure("it failed, as it always does"); };
   REQUIRE(tools.add(std::move(failing)).has_value());
 
+  // A tool whose errors are structured reports bad arguments in its own form.
+  mcp::tool_definition structured;
+  structured.name = "structured";
+  structured.description = "Takes a count; reports bad arguments as {\"error\": message}";
+  structured.input_schema = json_schema::object().required_property("n", json_schema::integer());
+  structured.handler = [](simdjson::dom::object) { return mcp::tool_result::object(R"({"ok":true})"); };
+  structured.argument_error = [](const std::string& message) {
+    std::string out;
+    agentctx::json::writer(out).begin_object().key("error").value(message).end_object();
+    return mcp::tool_result::failure(out);
+  };
+  REQUIRE(tools.add(std::move(structured)).has_value());
+
   mcp::tool_definition throwing;
   throwing.name = "throws";
   throwing.description = "Throws";
@@ -135,7 +148,7 @@ TEST_CASE("tools/list: names, descriptions and schemas; titles and output schema
     const bool structured = mcp::has_structured_tool_output(version);
     const auto result = s.result(request(2, "tools/list", R"({"cursor":"ignored"})"));
     const simdjson::dom::array tools = result["tools"].get_array().value();
-    REQUIRE(tools.size() == 3);
+    REQUIRE(tools.size() == 4);
     const simdjson::dom::element echo = tools.at(0).value();
     CHECK(text_of(echo, "name") == "echo");
     CHECK(text_of(echo, "description") == "Repeats a text");
@@ -182,6 +195,7 @@ TEST_CASE("tools/call: text content always, structured content from 2025-06-18, 
     CHECK(s.call_error("echo", R"({"text":"x","times":4})") == "invalid arguments for echo: times must be at most 3, not 4");
     CHECK(s.call_error("echo", R"({})") == "invalid arguments for echo: text is required");
     CHECK(s.call_error("fail", R"({"x":1})") == "invalid arguments for fail: unknown property 'x' (none are taken)");
+    CHECK(s.call_error("structured", R"({"n":"x"})") == R"({"error":"invalid arguments for structured: n must be an integer, not a string"})");
   }
 }
 

@@ -824,7 +824,7 @@ TEST_CASE("import refuses bad lines and conflicts before writing anything") {
 TEST_CASE("the conformance descriptor declares L3 and the real capabilities") {
   const auto d = relay::conformance_descriptor();
   CHECK(require_value(json::serialize(d)) ==
-        R"({"capabilities":{"blob_storage":false,"hybrid_search":true,"realtime":false,"semantic_search":true},)"
+        R"({"capabilities":{"blob_storage":false,"hybrid_search":true,"realtime":false,"semantic_search":false},)"
         R"("conformance_level":"L3","implementation":{"name":"agentctx","version":"0.1.0"},"protocol_version":"0.1"})");
 }
 

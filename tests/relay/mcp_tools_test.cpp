@@ -88,12 +88,16 @@ void check_protocol_error(mcp_test::session& s, std::string_view tool, std::stri
   if (!message_part.empty()) CHECK_MESSAGE(e.message.find(message_part) != std::string::npos, e.message);
 }
 
+/// Invalid arguments, refused by the input schema or by the tool, are 400
+/// invalid_schema like the store's own refusals.
 void check_argument_error(mcp_test::session& s, std::string_view tool, std::string_view arguments,
                           std::string_view message_part) {
   INFO(tool << " " << arguments);
-  const std::string text = s.call_error(tool, arguments);
-  CHECK_MESSAGE(text.starts_with("invalid arguments for " + std::string(tool) + ": "), text);
-  CHECK_MESSAGE(text.find(message_part) != std::string::npos, text);
+  const protocol_failure e = call_protocol_error(s, tool, arguments);
+  CHECK(e.code == "invalid_schema");
+  CHECK(e.status == 400);
+  CHECK_MESSAGE(e.message.starts_with("invalid arguments for " + std::string(tool) + ": "), e.message);
+  CHECK_MESSAGE(e.message.find(message_part) != std::string::npos, e.message);
 }
 
 std::string str(simdjson::dom::element e) { return std::string(e.get_string().value()); }
@@ -169,6 +173,24 @@ TEST_CASE("relay_deposit: stored with its hash; the identical package again is i
   const simdjson::dom::element again = s.call_ok("relay_deposit", deposit_arguments(p));
   CHECK_FALSE(again["created"].get_bool().value());
   CHECK(str(again["hash"]) == expected_hash);
+
+  // After a status change, a deposit again still answers with the package
+  // as deposited and its hash (as relay deposit --json does); a pull shows
+  // the current state.
+  json::value draft = package("pkg_draft");
+  draft.set("status", "draft");
+  const std::string draft_hash = require_value(relay::content_hash(draft));
+  s.call_ok("relay_deposit", deposit_arguments(draft));
+  s.call_ok("relay_flag_for_review", R"({"package_id":"pkg_draft","review_type":"human"})");
+  const simdjson::dom::element redeposited = s.call_ok("relay_deposit", deposit_arguments(draft));
+  CHECK_FALSE(redeposited["created"].get_bool().value());
+  CHECK(str(redeposited["hash"]) == draft_hash);
+  CHECK(str(redeposited["package"]["status"]) == "draft");
+  CHECK(str(redeposited["package"]["review_type"]) == "none");
+  const simdjson::dom::element pulled =
+      s.call_ok("relay_pull", R"({"mode":"specific","package_id":"pkg_draft"})")["packages"].at(0);
+  CHECK(str(pulled["package"]["status"]) == "awaiting_review");
+  CHECK(str(pulled["hash"]) != draft_hash);
 
   p.set("title", "Another title");
   check_protocol_error(s, "relay_deposit", deposit_arguments(p), "duplicate_package_id", 409, "pkg_1");
@@ -889,6 +911,13 @@ TEST_CASE("a quarantined package is never pulled: specific is 500 internal_error
       s.call_ok("relay_pull", R"({"mode":"latest","project_id":"proj_demo"})")["packages"].get_array().value().size() ==
       0);
   check_protocol_error(s, "relay_flag_for_review", R"({"package_id":"pkg_bad","review_type":"human"})",
+                       "internal_error", 500, "quarantined");
+  // Nor is it answered to a deposit of its id, nor a fact's source.
+  check_protocol_error(s, "relay_deposit", deposit_arguments(package("pkg_bad")), "internal_error", 500,
+                       "quarantined");
+  check_protocol_error(s, "relay_assert_fact",
+                       R"({"project_id":"proj_demo","subject":"s","predicate":"p","value":"v",)"
+                       R"("source_package_id":"pkg_bad"})",
                        "internal_error", 500, "quarantined");
 }
 

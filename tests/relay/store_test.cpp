@@ -1673,6 +1673,14 @@ TEST_CASE("an id or value that is not UTF-8 is the caller's invalid input (400),
       {store.assert_fact(tagged).error(), "tags[1] is not valid UTF-8"},
       {store.deposit(bad_title).error(), "title is not valid UTF-8"},
       {store.deposit(bad_name).error(), "a member's name in x-ext is not valid UTF-8"},
+      // Ids and values looked up rather than written are refused the same way.
+      {store.invalidate_fact("proj_demo", "s\xff", "p").error(), "subject is not valid UTF-8"},
+      {store.invalidate_fact("proj_demo", "s", "p", std::string("v\xff")).error(), "value is not valid UTF-8"},
+      {store.invalidate_fact("p\xff", "s", "p").error(), "project_id is not valid UTF-8"},
+      {store.flag_for_review("pkg\xff", relay::review_type::human).error(), "package_id is not valid UTF-8"},
+      {store.pull_specific("pkg_1", "p\xff").error(), "project_id is not valid UTF-8"},
+      {store.end_session("sess\xff").error(), "session_id is not valid UTF-8"},
+      {store.set_archived("p\xff", true).error(), "project_id is not valid UTF-8"},
   };
   for (const auto& [refused, message] : cases) {
     CHECK(refused.code == errc::invalid_argument);
@@ -1733,20 +1741,128 @@ TEST_CASE("assert_fact: source_package_id must be a package of the project; asse
   CHECK(reader.find_fact(fact_id)->wire.find("asserted_by")->find("x-cb") != nullptr);
 }
 
+TEST_CASE("assert_fact: the current value again is a no-op unless it gives other details, which supersede") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  auto first = assertion("97.0", "2026-04-10T00:00:00Z");
+  first.confidence = 0.5;
+  first.tags = {"benchmark"};
+  const std::string first_id = require_value(store.assert_fact(first)).asserted->fact_id;
+  // Only the value given, or the same details: nothing changes.
+  CHECK_FALSE(require_value(store.assert_fact(assertion("97.0"))).changed);
+  auto same = assertion("97.0");
+  same.confidence = 0.5;
+  same.tags = {"benchmark"};
+  CHECK_FALSE(require_value(store.assert_fact(same)).changed);
+  CHECK(store.history("proj_demo", "dashboard", "status").size() == 1);
+  // Another confidence: a new fact, which has what it was given.
+  auto surer = assertion("97.0", "2026-04-11T00:00:00Z");
+  surer.confidence = 0.9;
+  auto superseded = require_value(store.assert_fact(surer));
+  CHECK(superseded.changed);
+  CHECK(superseded.superseded == std::optional<std::string>(first_id));
+  CHECK(superseded.asserted->confidence == 0.9);
+  CHECK(superseded.asserted->tags.empty());
+  // Other tags, and another attribution, supersede too.
+  auto tagged = assertion("97.0", "2026-04-12T00:00:00Z");
+  tagged.tags = {"rerun"};
+  CHECK(require_value(store.assert_fact(tagged)).changed);
+  auto by_bob = assertion("97.0", "2026-04-13T00:00:00Z");
+  by_bob.asserted_by = relay::actor{"bob", relay::actor_type::human, std::nullopt};
+  CHECK(require_value(store.assert_fact(by_bob)).changed);
+  CHECK_FALSE(require_value(store.assert_fact(by_bob)).changed);
+  // The same id of another type is another actor.
+  by_bob.asserted_by->type = relay::actor_type::agent;
+  CHECK(require_value(store.assert_fact(by_bob)).changed);
+  CHECK(store.history("proj_demo", "dashboard", "status").size() == 5);
+  CHECK(store.facts("proj_demo").size() == 1);
+}
+
+TEST_CASE("a quarantined package is neither a fact's source nor returned by a deposit of its id") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    require_value(store.deposit(package("pkg_1", "proj_demo", "Shipped archive")));
+  }
+  std::string bytes = log_bytes(fs);
+  bytes.replace(bytes.find("Shipped archive"), 7, "Shapped");
+  const std::uint32_t length = agentctx::load_u32(bytes.data() + relay::log_header_size);
+  agentctx::store_u32(bytes.data() + relay::log_header_size + 4,
+                      agentctx::crc32(std::string_view(bytes).substr(relay::log_header_size + 8, length)));
+  write_log(fs, bytes);
+  auto store = open_store(fs);
+  REQUIRE(require_value(store.find_package("pkg_1"))->quarantined);
+  const std::string before = log_bytes(fs);
+  // Its created_by, which the fact would copy, is not to be trusted.
+  auto a = assertion("live");
+  a.source_package_id = "pkg_1";
+  auto refused = store.assert_fact(a);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::corrupt);
+  CHECK(refused.error().message.find("is quarantined") != std::string::npos);
+  // The genuine package deposited again is not answered with the tampered
+  // one, nor is other content compared with it.
+  for (const char* title : {"Shipped archive", "Something else"}) {
+    CAPTURE(title);
+    auto again = store.deposit(package("pkg_1", "proj_demo", title));
+    REQUIRE_FALSE(again.has_value());
+    CHECK(again.error().code == errc::corrupt);
+    CHECK(relay::protocol_error_of(again.error()).code == "internal_error");
+    CHECK(again.error().message.find("quarantined: stored hash") != std::string::npos);
+  }
+  CHECK(log_bytes(fs) == before);
+}
+
+TEST_CASE("a failed append is cut again: the next open finds no torn tail, and the store refuses writes until reopened") {
+  agentctx::io::memory_file_system memory;
+  {
+    auto store = open_store(memory);
+    require_value(store.deposit(package("pkg_1")));
+  }
+  const std::string before = log_bytes(memory);
+  for (const bool sync_fails : {false, true}) {
+    CAPTURE(sync_fails);
+    write_log(memory, before);
+    agentctx::io::fault_injecting_file_system faulty(memory);
+    auto store = require_value(relay::store::open(faulty, "/r", test_options()));
+    faulty.reset();
+    if (sync_fails) {
+      faulty.fail_sync(1);
+    } else {
+      // A full disk: the first 20 bytes of the record reach the log.
+      faulty.tear_write(1, 20);
+    }
+    auto failed = store.deposit(package("pkg_2"));
+    REQUIRE_FALSE(failed.has_value());
+    CHECK(failed.error().code == errc::io_error);
+    CHECK(log_bytes(memory) == before);
+    auto later = store.deposit(package("pkg_3"));
+    REQUIRE_FALSE(later.has_value());
+    CHECK(later.error().message.find("reopen the store") != std::string::npos);
+  }
+  auto reopened = open_store(memory);
+  CHECK_FALSE(reopened.tail_cut().has_value());
+  CHECK(reopened.find_package("pkg_2").error().code == errc::not_found);
+  CHECK(require_value(reopened.deposit(package("pkg_2"))).created);
+}
+
 TEST_CASE("a session lists only its actor's packages of its project deposited while it was open") {
   agentctx::io::memory_file_system fs;
   std::string id;
   {
     auto store = open_store(fs);
     id = require_value(store.start_session("proj_demo", "claude", relay::actor_type::agent))->session_id;
-    const auto in_session = [&](std::string package_id, std::string project, std::string actor = "claude") {
+    const auto in_session = [&](std::string package_id, std::string project, std::string actor = "claude",
+                                std::string type = "agent") {
       auto p = package(std::move(package_id), std::move(project));
-      p.set("created_by", json::value::object_type{{"id", actor}, {"type", "agent"}, {"session_id", id}});
+      p.set("created_by", json::value::object_type{{"id", actor}, {"type", type}, {"session_id", id}});
       return p;
     };
     require_value(store.deposit(in_session("pkg_b", "proj_demo")));
     require_value(store.deposit(in_session("pkg_elsewhere", "proj_other")));
     require_value(store.deposit(in_session("pkg_other_actor", "proj_demo", "someone-else")));
+    // The same id of another type is another actor (section 5.4).
+    require_value(store.deposit(in_session("pkg_human_claude", "proj_demo", "claude", "human")));
     require_value(store.deposit(in_session("pkg_a", "proj_demo")));
     require_value(store.deposit(package("pkg_unrelated")));
     require_value(store.end_session(id));

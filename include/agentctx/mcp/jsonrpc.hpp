@@ -22,13 +22,16 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
+#include "agentctx/json/canonical_form.hpp"
 #include "agentctx/json/json_type.hpp"
 #include "agentctx/json/writer.hpp"
 
@@ -99,11 +102,28 @@ inline decoded_message invalid_message(rpc_error_code code, std::string message,
 inline std::string refused_id_type(simdjson::dom::element id) {
   double number = 0;
   if (id.get_double().get(number) != simdjson::SUCCESS) return std::string(json::describe_type(id));
-  const bool beyond_64_bits = std::trunc(number) == number && (number <= -0x1p63 || number >= 0x1p64);
-  return beyond_64_bits ? "an integer beyond 64 bits" : "a fraction";
+  if (std::trunc(number) != number) return "a fraction";
+  const bool beyond_64_bits = number <= -0x1p63 || number >= 0x1p64;
+  return beyond_64_bits ? "an integer beyond 64 bits"
+                        : "a number written with a fraction or an exponent (1.0, 1e2: it could not be echoed as written)";
 }
 
 }  // namespace detail
+
+/// "duplicate member name \"method\"" when a name occurs twice among the
+/// members of `object` (simdjson keeps both, and readers differ on which one
+/// counts: the first here, the last in JavaScript's JSON.parse), else
+/// nothing. The name reported is the one that sorts first among those given
+/// twice.
+inline std::optional<std::string> duplicate_member(simdjson::dom::object object) {
+  std::vector<std::string_view> names;
+  names.reserve(object.size());
+  for (const simdjson::dom::key_value_pair member : object) names.push_back(member.key);
+  std::sort(names.begin(), names.end());
+  const auto twice = std::adjacent_find(names.begin(), names.end());
+  if (twice == names.end()) return std::nullopt;
+  return json::detail::duplicate_name_message(*twice);
+}
 
 /// `text` in double quotes for an error message, cut after 60 bytes (at a
 /// UTF-8 boundary, with "...") so that a huge value makes a short message.
@@ -132,6 +152,9 @@ inline decoded_message decode_message(simdjson::dom::element value) {
                            "a message must be a JSON object, not " + std::string(json::describe_type(value)));
   }
   decoded_message out;
+  // A member given twice ("method", "id", "params" ...) is refused before
+  // any is read: which one a reader takes is not agreed (the id stays null).
+  if (auto twice = duplicate_member(object)) return invalid_message(rpc_error_code::invalid_request, *twice);
   if (object.at_key("method").error() == simdjson::NO_SUCH_FIELD &&
       (object.at_key("result").error() == simdjson::SUCCESS || object.at_key("error").error() == simdjson::SUCCESS)) {
     out.kind = message_kind::response;
@@ -171,6 +194,10 @@ inline decoded_message decode_message(simdjson::dom::element value) {
   if (object.at_key("params").get(params_value) == simdjson::SUCCESS) {
     simdjson::dom::object params;
     if (params_value.get_object().get(params) == simdjson::SUCCESS) {
+      // A tool's name or arguments given twice: refused as above.
+      if (auto twice = duplicate_member(params)) {
+        return invalid_message(rpc_error_code::invalid_params, "params: " + *twice, out.id);
+      }
       out.params = params;
     } else if (params_value.is_array()) {
       // Valid JSON-RPC, but MCP's params are named. A notification is never

@@ -264,7 +264,8 @@ class server {
 
     tool_result outcome;
     if (auto checked = tool->input_schema.validate(arguments, "the arguments"); !checked) {
-      outcome = tool_result::failure("invalid arguments for " + tool->name + ": " + checked.error().message);
+      std::string refusal = "invalid arguments for " + tool->name + ": " + checked.error().message;
+      outcome = tool->argument_error ? tool->argument_error(refusal) : tool_result::failure(std::move(refusal));
     } else {
       try {
         outcome = tool->handler(arguments.get_object().value_unsafe());

@@ -57,6 +57,11 @@ struct tool_definition {
   std::optional<json_schema> output_schema;
   std::vector<std::string> aliases;  ///< other names tools/call accepts; never listed
   tool_handler handler;
+  /// The isError result for arguments that break input_schema, given the
+  /// message ("invalid arguments for T: ..."); unset: that message as the
+  /// text. A tool whose errors are structured (Relay's protocol errors)
+  /// gives them the same structure.
+  std::function<tool_result(const std::string& message)> argument_error;
 };
 
 class tool_registry {
@@ -144,10 +149,13 @@ struct stateful_tool {
 };
 
 /// Adds every tool of `specs`, each calling its function with `state`
-/// (which the handlers share, and keep alive). Errors: those of add().
+/// (which the handlers share, and keep alive), and reporting arguments that
+/// break its schema with `argument_error` when given
+/// (tool_definition::argument_error). Errors: those of add().
 template <class State, std::size_t N>
 result<void> add_stateful_tools(tool_registry& registry, const std::shared_ptr<State>& state,
-                                const stateful_tool<State> (&specs)[N]) {
+                                const stateful_tool<State> (&specs)[N],
+                                tool_result (*argument_error)(const std::string& message) = nullptr) {
   for (const stateful_tool<State>& spec : specs) {
     AGENTCTX_TRY(registry.add(
         {.name = std::string(spec.name),
@@ -156,7 +164,8 @@ result<void> add_stateful_tools(tool_registry& registry, const std::shared_ptr<S
          .input_schema = spec.input,
          .output_schema = spec.output,
          .aliases = {},
-         .handler = [state, run = spec.run](simdjson::dom::object arguments) { return run(*state, arguments); }}));
+         .handler = [state, run = spec.run](simdjson::dom::object arguments) { return run(*state, arguments); },
+         .argument_error = argument_error}));
   }
   return {};
 }

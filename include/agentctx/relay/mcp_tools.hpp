@@ -26,20 +26,25 @@
 //   relay_conformance      the conformance descriptor (11.5)
 //
 // Packages appear in their current wire form with the content hash of that
-// form beside them (section 6.6: the hash is never inside the package).
+// form beside them (section 6.6: the hash is never inside the package);
+// relay_deposit alone answers with the package as deposited and its hash
+// then, as `relay deposit --json` does, also when the identical package was
+// there already and its status has changed since.
 // Results are JSON objects (members in the order built: a package's as the
 // store holds them), sent as the text content and as structured content
 // under the declared output schemas.
 //
-// Errors. Arguments that break a tool's input schema are refused by the
-// server before the tool runs ("invalid arguments for relay_pull: limit
-// must be at least 1, not 0"); arguments whose need depends on another (a
-// latest pull without project_id, a limit given to a specific pull, a
-// review_type with a status other than awaiting_review, an `at` that is not
-// an RFC 3339 time) are refused the same way by the tool, in the words of
-// the `relay` command that does the same. Everything the store refuses is an
-// isError result whose text is the protocol error (errors.hpp):
+// Errors. Every refusal is an isError result whose text is the protocol
+// error (errors.hpp):
 //   {"error":{"code":"duplicate_package_id","status":409,"message":"..."}}
+// Arguments that break a tool's input schema are refused by the server
+// before the tool runs, as 400 invalid_schema ("invalid arguments for
+// relay_pull: limit must be at least 1, not 0"); arguments whose need
+// depends on another (a latest pull without project_id, a limit given to a
+// specific pull, a review_type with a status other than awaiting_review, an
+// `at` that is not an RFC 3339 time) are refused the same way by the tool,
+// in the words of the `relay` command that does the same; and so is
+// everything the store refuses, with its own code.
 //
 // The store is the caller's, opened as a writer (a reader's writes fail);
 // the embedder ranks pull mode=relevant and orchestrate's snippets. Both
@@ -115,8 +120,16 @@ using mcp::string_list_argument;
 
 inline mcp::tool_result protocol_failure(const error& e) { return mcp::tool_result::failure(protocol_error_json(e)); }
 
+/// Arguments a tool refuses, as the protocol error they are (400
+/// invalid_schema), like everything the store refuses: `message` is the
+/// whole text, "invalid arguments for relay_pull: ...". The server reports
+/// arguments that break a tool's input schema through this too.
+inline mcp::tool_result invalid_arguments(const std::string& message) {
+  return protocol_failure(make_error(errc::invalid_argument, message));
+}
+
 inline mcp::tool_result argument_failure(std::string_view tool, std::string_view problem) {
-  return mcp::tool_result::failure("invalid arguments for " + std::string(tool) + ": " + std::string(problem));
+  return invalid_arguments("invalid arguments for " + std::string(tool) + ": " + std::string(problem));
 }
 
 // A result object as JSON text, members in the order built (the bundles'
@@ -197,8 +210,9 @@ inline mcp::json_schema deposit_output_schema() {
   return json_schema::object()
       .required_property("created", json_schema::boolean().description(
                                         "false: the identical package was already stored (idempotent deposit)"))
-      .required_property("hash", json_schema::string().description("Content hash of the package (sha256:...)"))
-      .required_property("package", open_object("The stored package"));
+      .required_property("hash", json_schema::string().description(
+                                     "Content hash of the package as deposited (sha256:...)"))
+      .required_property("package", open_object("The package as deposited (relay_pull shows its current state)"));
 }
 
 inline mcp::json_schema pull_input_schema(std::size_t max_limit) {
@@ -423,8 +437,10 @@ inline mcp::tool_result deposit_tool(mcp_tool_state& state, simdjson::dom::objec
   auto deposited = state.relay->deposit_json(text);
   if (!deposited) return protocol_failure(deposited.error());
   const stored_package& p = *deposited->package;
-  return object_result(
-      json::value::object_type{{"created", deposited->created}, {"hash", p.hash}, {"package", p.package.wire}});
+  // As deposited (the caller's package, whose hash `relay hash` computes),
+  // also when it was there already and has changed status since.
+  return object_result(json::value::object_type{
+      {"created", deposited->created}, {"hash", p.deposited_hash}, {"package", p.deposited_wire()}});
 }
 
 inline mcp::tool_result pull_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
@@ -618,8 +634,9 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
   const mcp::stateful_tool<detail::mcp_tool_state> specs[] = {
       {"relay_deposit", "Deposit a context package",
        "Deposits an immutable Context Package: a record of work done (title, description, decisions_made, "
-       "open_questions, handoff_note, deliverables). Returns it with its content hash. Depositing the "
-       "identical package again returns it unchanged (created false); the same package_id with other "
+       "open_questions, handoff_note, deliverables). Returns it, as deposited, with its content hash. "
+       "Depositing the identical package again returns it so (created false), also when its status has changed "
+       "since (relay_pull shows its current state); the same package_id with other "
        "content is error 409 duplicate_package_id.",
        detail::deposit_input_schema(), detail::deposit_output_schema(), detail::deposit_tool},
       {"relay_pull", "Pull context packages",
@@ -651,7 +668,8 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
        detail::review_input_schema(), detail::stored_package_output_schema(), detail::review_tool},
       {"relay_assert_fact", "Assert a fact",
        "Records that (subject, predicate) now has value in a project: the current fact of that key, if "
-       "any, ends (valid_to) where the new one begins, atomically. The same value again changes nothing.",
+       "any, ends (valid_to) where the new one begins, atomically. The current value again changes "
+       "nothing, unless source_package_id, confidence, asserted_by or tags are given and differ.",
        detail::assert_input_schema(), detail::assert_output_schema(), detail::assert_tool},
       {"relay_invalidate_fact", "Invalidate a fact",
        "Ends the current fact of (subject, predicate) without a replacement (only if its value is value, "
@@ -669,7 +687,7 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
        "conformance_level and capabilities.",
        mcp::json_schema::object(), detail::conformance_output_schema(), detail::conformance_tool},
   };
-  return mcp::add_stateful_tools(registry, state, specs);
+  return mcp::add_stateful_tools(registry, state, specs, detail::invalid_arguments);
 }
 
 }  // namespace agentctx::relay

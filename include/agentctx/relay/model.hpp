@@ -240,6 +240,10 @@ struct session {
   std::uint64_t started_at_ms = 0;
   std::optional<std::string> ended_at;
   std::vector<std::string> packages_deposited;
+
+  /// Whether `by` (a package's created_by) is this session's actor: the same
+  /// (id, type), which identifies an actor (section 5.4).
+  bool is_actor(const actor& by) const noexcept { return by.id == actor_id && by.type == type; }
 };
 
 namespace detail {

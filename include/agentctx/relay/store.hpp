@@ -67,6 +67,7 @@
 
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/time.hpp"
+#include "agentctx/core/utf8.hpp"
 #include "agentctx/io/atomic_file.hpp"
 #include "agentctx/io/file_system.hpp"
 #include "agentctx/io/writer_lock.hpp"
@@ -256,6 +257,14 @@ struct repair_options {
 
 namespace detail {
 
+/// An id or value given to an operation, `name` its field: text that is not
+/// UTF-8 is refused (400 invalid_schema, "subject is not valid UTF-8"), as a
+/// write that stored it would be, rather than looked for in vain.
+inline result<void> check_utf8_input(std::string_view name, std::string_view text) {
+  if (is_valid_utf8(text)) return {};
+  return fail(errc::invalid_argument, std::string(name) + " is not valid UTF-8");
+}
+
 /// The refusal of a record `bytes` long in its log form: more than a record
 /// may hold (max_record_payload).
 inline unexpected record_too_large(std::size_t bytes) {
@@ -384,7 +393,9 @@ class store {
   }
 
   /// Archives (soft delete, section 5.2) or restores a project.
+  /// Errors: not_found, invalid_argument (an id that is not UTF-8).
   result<const project*> set_archived(const std::string& project_id, bool archived) {
+    AGENTCTX_TRY(detail::check_utf8_input("project_id", project_id));
     auto* state = find_project_state(project_id);
     if (state == nullptr) return no_project(project_id);
     if (state->info.archived() == archived) return &state->info;
@@ -416,7 +427,8 @@ class store {
   /// Deposits a package (section 8.1): validates it, generates package_id
   /// when absent, hashes it, appends it. The identical package again returns
   /// the stored one (created = false). Errors: invalid_argument (schema),
-  /// already_exists (same id, other content: 409), archived (403).
+  /// already_exists (same id, other content: 409), archived (403), corrupt
+  /// (the id's stored package is quarantined).
   result<deposit_outcome> deposit(json::value wire) {
     AGENTCTX_TRY(check_writable());
     if (!wire.is_object()) return detail::schema_error("the package", "must be a JSON object");
@@ -433,6 +445,12 @@ class store {
       return fail(errc::invalid_argument, "the package has no canonical form: " + hash.error().message);
     }
     if (const stored_package* existing = find_in_project(checked->project_id, checked->package_id)) {
+      // A quarantined package's stored bytes no longer match its hash: it is
+      // neither returned as the identical package nor compared with.
+      if (existing->quarantined) {
+        return fail(errc::corrupt, "package " + quote_for_message(checked->package_id) + " is quarantined: " +
+                                       quarantine_reason(*existing));
+      }
       if (existing->deposited_hash == *hash) return deposit_outcome{existing, false};
       return fail(errc::already_exists, "package " + quote_for_message(checked->package_id) +
                                             " already exists in project " + quote_for_message(checked->project_id) +
@@ -465,8 +483,11 @@ class store {
 
   /// The package `package_id`; with an empty project_id, in whichever
   /// project holds it. Errors: not_found (404 package_not_found);
-  /// invalid_argument when the id exists in several projects and none is named.
+  /// invalid_argument when the id exists in several projects and none is
+  /// named, or when an id is not UTF-8 (no package's is).
   result<const stored_package*> find_package(const std::string& package_id, const std::string& project_id = {}) const {
+    AGENTCTX_TRY(detail::check_utf8_input("package_id", package_id));
+    AGENTCTX_TRY(detail::check_utf8_input("project_id", project_id));
     if (!project_id.empty()) {
       if (const stored_package* p = find_in_project(project_id, package_id)) return p;
       return fail(errc::not_found, "package " + quote_for_message(package_id) + " does not exist in project " +
@@ -580,12 +601,15 @@ class store {
   // --- facts (L2) ----------------------------------------------------------------------
 
   /// assert_fact (section 8.6, 7.3): supersedes the current fact of (project,
-  /// subject, predicate) in the same record. The identical value again is a
-  /// no-op (changed = false). asserted_by defaults to a copy of the source
-  /// package's created_by (x-* members kept). Errors: invalid_argument (a
-  /// field, or a valid_from earlier than the current fact's), not_found (404
-  /// package_not_found: source_package_id is not a package of the project),
-  /// archived.
+  /// subject, predicate) in the same record. The current value again is a
+  /// no-op (changed = false) unless the assertion gives a source_package_id,
+  /// confidence, asserted_by or tags other than the current fact's: then it
+  /// supersedes like a new value (valid_from aside, what is not given is not
+  /// compared). asserted_by defaults to a copy of the source package's created_by
+  /// (x-* members kept). Errors: invalid_argument (a field, or a valid_from
+  /// earlier than the current fact's), not_found (404 package_not_found:
+  /// source_package_id is not a package of the project), corrupt (the source
+  /// package is quarantined: its created_by is not to be trusted), archived.
   result<assert_outcome> assert_fact(const fact_assertion& input) {
     AGENTCTX_TRY(check_writable());
     const std::string now = now_text();
@@ -602,7 +626,7 @@ class store {
     const stored_package* source = nullptr;
     if (input.source_package_id) {
       // The package the fact was asserted via (section 7.2): one of this project's.
-      auto found = find_package(*input.source_package_id, input.project_id);
+      auto found = pull_specific(*input.source_package_id, input.project_id);
       if (!found) return unexpected(std::move(found).error());
       source = *found;
     }
@@ -622,7 +646,7 @@ class store {
 
     std::optional<std::string> supersedes;
     if (const fact* current = current_fact(input.project_id, input.subject, input.predicate)) {
-      if (current->value == input.value) return assert_outcome{current, false, std::nullopt};
+      if (same_assertion(*current, input, *checked)) return assert_outcome{current, false, std::nullopt};
       if (checked->valid_from_at < current->valid_from_at) {
         return fail(errc::invalid_argument, "valid_from " + quote_for_message(checked->valid_from) +
                                                 " is earlier than the current fact's valid_from " +
@@ -651,6 +675,10 @@ class store {
   result<std::size_t> invalidate_fact(const std::string& project_id, const std::string& subject,
                                       const std::string& predicate, std::optional<std::string> value = {}) {
     AGENTCTX_TRY(check_writable());
+    AGENTCTX_TRY(detail::check_utf8_input("project_id", project_id));
+    AGENTCTX_TRY(detail::check_utf8_input("subject", subject));
+    AGENTCTX_TRY(detail::check_utf8_input("predicate", predicate));
+    if (value) AGENTCTX_TRY(detail::check_utf8_input("value", *value));
     const auto* state = find_project_state(project_id);
     if (state == nullptr) return no_project(project_id);
     if (state->info.archived()) {
@@ -667,6 +695,24 @@ class store {
                                                   {"valid_to", format_rfc3339_utc_ms(clock_())}};
     AGENTCTX_TRY(commit(record));
     return std::size_t{1};
+  }
+
+  /// Whether `input` (read as the fact `asserted`) says again what the
+  /// current fact `current` says: the same value, and of the source,
+  /// confidence, attribution (as written, x-* members included; a source's
+  /// created_by when it is the default) and tags, those it gives the same.
+  /// Asserting it then changes nothing.
+  static bool same_assertion(const fact& current, const fact_assertion& input, const fact& asserted) {
+    if (current.value != asserted.value) return false;
+    if (input.source_package_id && current.source_package_id != asserted.source_package_id) return false;
+    if (input.confidence && current.confidence != asserted.confidence) return false;
+    if (!input.tags.empty() && current.tags != asserted.tags) return false;
+    if (input.asserted_by || input.source_package_id) {
+      const json::value* was = current.wire.find("asserted_by");
+      const json::value* is = asserted.wire.find("asserted_by");
+      if (was == nullptr || is == nullptr ? was != is : !(*was == *is)) return false;
+    }
+    return true;
   }
 
   /// The current fact of a key, or null.
@@ -768,6 +814,7 @@ class store {
   /// already ended; archived (403 project_archived) when its project is.
   result<const session*> end_session(const std::string& session_id) {
     AGENTCTX_TRY(check_writable());
+    AGENTCTX_TRY(detail::check_utf8_input("session_id", session_id));
     auto it = sessions_.find(session_id);
     if (it == sessions_.end()) return fail(errc::not_found, "session " + quote_for_message(session_id) + " does not exist");
     if (it->second.ended_at) return fail(errc::invalid_argument, "session " + quote_for_message(session_id) + " has already ended");
@@ -1528,11 +1575,11 @@ class store {
     frame_.clear();
     relay::append_record(frame_, *text);
     if (auto written = log_->append(std::as_bytes(std::span(frame_.data(), frame_.size()))); !written) {
-      poisoned_ = true;
+      withdraw_failed_append();
       return written;
     }
     if (auto synced = log_->sync(); !synced) {
-      poisoned_ = true;
+      withdraw_failed_append();
       return synced;
     }
     loaded_end_ += frame_.size();
@@ -1541,6 +1588,17 @@ class store {
       return applied;
     }
     return {};
+  }
+
+  /// After an append or its sync failed (a full disk, an I/O error): the
+  /// record was not acknowledged, so the part of it that reached the log is
+  /// cut again, as far as the file lets us, rather than left for the next
+  /// open to take for the torn tail of a crash. The store refuses further
+  /// writes until it is reopened either way: after a failed sync what the
+  /// disk holds is not known.
+  void withdraw_failed_append() {
+    poisoned_ = true;
+    if (log_->truncate(loaded_end_)) (void)log_->sync();
   }
 
   // --- applying records (replay and live writes share this) ----------------------------
@@ -1742,13 +1800,13 @@ class store {
     projects_.at(stored.package.project_id).packages.push_back(index);
     if (const auto& session_id = stored.package.created_by.session_id) {
       // Section 5.5: a session's packages are those its actor (the
-      // session's actor_id is the package's created_by.id) deposited in its
-      // project while it was open.
+      // session's actor_id and actor_type are the package's created_by id
+      // and type, section 5.4) deposited in its project while it was open.
       // A session imported already ended by an earlier version, without its
       // list, lists its packages as that version did: whatever names it.
       auto open = sessions_.find(*session_id);
       if (open != sessions_.end() && open->second.project_id == stored.package.project_id &&
-          ((!open->second.ended_at && open->second.actor_id == stored.package.created_by.id) ||
+          ((!open->second.ended_at && open->second.is_actor(stored.package.created_by)) ||
            listless_imports_.count(*session_id) != 0)) {
         session_package_list& list = session_packages_[*session_id];
         if (list.listed.insert(stored.package.package_id).second) list.ids.push_back(stored.package.package_id);
@@ -1916,7 +1974,7 @@ class store {
       if (auto project = projects_.find(s->project_id); project != projects_.end()) {
         for (std::size_t index : project->second.packages) {
           const package& p = packages_[index].package;
-          if (p.created_by.session_id == s->session_id && p.created_by.id == s->actor_id &&
+          if (p.created_by.session_id == s->session_id && s->is_actor(p.created_by) &&
               before.listed.insert(p.package_id).second) {
             before.ids.push_back(p.package_id);
           }

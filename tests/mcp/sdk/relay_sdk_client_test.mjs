@@ -234,8 +234,11 @@ try {
     for (const [name, args, message] of cases) {
       const result = await client.callTool({ name, arguments: args });
       assert.equal(result.isError, true, `${name} ${JSON.stringify(args)}`);
-      assert.match(result.content[0].text, new RegExp(`^invalid arguments for ${name}: `));
-      assert.match(result.content[0].text, message);
+      const { error } = JSON.parse(result.content[0].text);
+      assert.equal(error.code, "invalid_schema");
+      assert.equal(error.status, 400);
+      assert.match(error.message, new RegExp(`^invalid arguments for ${name}: `));
+      assert.match(error.message, message);
     }
   });
 

@@ -265,6 +265,16 @@ inline result<void> check_utf8_input(std::string_view name, std::string_view tex
   return fail(errc::invalid_argument, std::string(name) + " is not valid UTF-8");
 }
 
+/// Syncs the file `path` and the folder `dir` that names it: a writer killed
+/// before its own syncs (the machine living on) leaves what it wrote in the
+/// page cache, and what is acknowledged on top of it must not rest on it.
+inline result<void> sync_file_and_directory(io::file_system& fs, const std::string& path, const std::string& dir) {
+  auto file = fs.open(path, io::read_write);
+  if (!file) return unexpected(std::move(file).error());
+  AGENTCTX_TRY((*file)->sync());
+  return fs.sync_dir(dir);
+}
+
 /// The refusal of a record `bytes` long in its log form: more than a record
 /// may hold (max_record_payload).
 inline unexpected record_too_large(std::size_t bytes) {
@@ -1012,7 +1022,15 @@ class store {
       }
       for (; next_skip < salvage.skipped.size(); ++next_skip) lose_skipped(salvage.skipped[next_skip]);
     }
-    if (!report.needed() || options.dry_run) return report;
+    if (options.dry_run) return report;
+    if (!report.needed()) {
+      // Nothing to mend. The log may still be the one a repair that was
+      // killed after its rename left, not yet durable (its name in the
+      // folder, or its bytes): made durable now, so that what a writer
+      // appends to it after this answer cannot be lost to the damaged log.
+      AGENTCTX_TRY(detail::sync_file_and_directory(fs, log_path, dir));
+      return report;
+    }
 
     auto backup = keep_beside(fs, log_path, ".damaged-", options.clock ? options.clock() : now_unix_ms(), bytes);
     if (!backup) return unexpected(std::move(backup).error());
@@ -1257,13 +1275,22 @@ class store {
           AGENTCTX_TRY(log_->truncate(0));
           const std::string header = encode_log_header();
           AGENTCTX_TRY(log_->append(std::as_bytes(std::span(header.data(), header.size()))));
-          AGENTCTX_TRY(log_->sync());
-          AGENTCTX_TRY(fs_->sync_dir(dir_));
         }
       }
       break;
     }
-    return load_from(0);
+    AGENTCTX_TRY(load_from(0));
+    if (!options_.read_only) {
+      // Before this writer acknowledges anything, what the log holds is made
+      // durable, its name in the folder too: a writer before it that was
+      // killed (the machine living on) may have left records, a header or a
+      // whole new log in the page cache only, and an answer built on them (a
+      // deposit found already there, an import found done) must not be lost
+      // to a power failure after it. Cheap when there is nothing to write.
+      AGENTCTX_TRY(log_->sync());
+      AGENTCTX_TRY(fs_->sync_dir(dir_));
+    }
+    return {};
   }
 
   // The error for a log whose header check says bad_magic (not a Relay log)
@@ -1441,7 +1468,13 @@ class store {
         auto size = fs.file_size(path);
         if (!size || *size != bytes.size()) continue;
         auto kept = fs.map(path);
-        if (kept && std::ranges::equal(kept->bytes(), bytes)) return path;
+        if (kept && std::ranges::equal(kept->bytes(), bytes)) {
+          // Kept by a writer killed before the copy's name was made durable
+          // (its bytes were synced before the rename): synced now, before the
+          // caller cuts what the copy holds.
+          AGENTCTX_TRY(detail::sync_file_and_directory(fs, path, dir));
+          return path;
+        }
       }
     }
     const std::string stem = log_path + std::string(suffix) + std::to_string(now);

@@ -3,6 +3,8 @@
 //   relay history --project proj_demo --subject longmemeval_s --predicate recall_any_at_5
 #include <iostream>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "relay/command.hpp"
@@ -21,6 +23,11 @@ struct history_options : common_options {
 int run_history(const history_options& o) {
   return with_reader(o, [&](const relay::store& s) {
     if (auto p = existing_project(s, o.project); !p) return report_error(o, p.error());
+    // No fact's subject or predicate is anything but UTF-8 (exit 3, as elsewhere).
+    for (const auto& [name, text] : {std::pair<std::string_view, std::string_view>{"subject", o.subject},
+                                     std::pair<std::string_view, std::string_view>{"predicate", o.predicate}}) {
+      if (!agentctx::is_valid_utf8(text)) return report_error(o, relay::invalid_utf8_input(name));
+    }
     const std::vector<const relay::fact*> facts = s.history(o.project, o.subject, o.predicate);
     if (o.json) {
       return print_json([&](json::writer& w) {

@@ -289,7 +289,7 @@ TEST_CASE("relay error messages show control bytes and bytes that are not UTF-8 
       {"review", "--list", "--project", "x\x1by"},
       {"facts", "--project", "proj_demo", "--at", "x\x1by"},
       {"pull", "--mode", "x\x1by"},
-      {"project", "show", "\xff"},
+      {"pull", "--mode", "\xff"},
       {"deposit", f.file("f\x1b.json", "{")},
   };
   for (const std::vector<std::string>& command : commands) {

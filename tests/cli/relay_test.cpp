@@ -1441,7 +1441,19 @@ TEST_CASE("relay: an id or value that is not UTF-8 is exit 3 (invalid_schema) fo
       {{"invalidate", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", bad},
        "value is not valid UTF-8"},
       {{"session", "end", bad}, "session_id is not valid UTF-8"},
-      {{"project", "archive", bad}, "project_id is not valid UTF-8"}};
+      {{"project", "archive", bad}, "project_id is not valid UTF-8"},
+      {{"project", "show", bad}, "project_id is not valid UTF-8"},
+      {{"facts", "--project", bad}, "project_id is not valid UTF-8"},
+      {{"history", "--project", bad, "--subject", "s", "--predicate", "p"}, "project_id is not valid UTF-8"},
+      {{"history", "--project", "proj_demo", "--subject", bad, "--predicate", "p"}, "subject is not valid UTF-8"},
+      {{"history", "--project", "proj_demo", "--subject", "s", "--predicate", bad}, "predicate is not valid UTF-8"},
+      {{"orient", "--project", bad}, "project_id is not valid UTF-8"},
+      {{"orchestrate", "--project", bad}, "project_id is not valid UTF-8"},
+      {{"pull", "--mode", "latest", "--project", bad}, "project_id is not valid UTF-8"},
+      {{"pull", "--mode", "relevant", "--project", bad, "--query", "q"}, "project_id is not valid UTF-8"},
+      {{"review", "--list", "--project", bad}, "project_id is not valid UTF-8"},
+      {{"session", "list", "--project", bad}, "project_id is not valid UTF-8"},
+      {{"export", "--project", bad, "-o", "export.ndjson"}, "project_id is not valid UTF-8"}};
   const std::string before = cli_test::read_file(f.store + "/relay.log");
   for (const auto& c : cases) {
     const std::vector<std::string>& args = c.first;
@@ -1452,6 +1464,7 @@ TEST_CASE("relay: an id or value that is not UTF-8 is exit 3 (invalid_schema) fo
     check_json_failure(f.run(with_json), exit_invalid_schema, "invalid_schema", 400);
   }
   CHECK(cli_test::read_file(f.store + "/relay.log") == before);
+  CHECK_FALSE(std::filesystem::exists(f.dir.path() + "/export.ndjson"));
 }
 
 }  // namespace cli_relay_test

@@ -54,9 +54,14 @@ TEST_CASE("decode_message: requests, notifications and responses") {
   CHECK(m.kind == message_kind::notification);
   CHECK_FALSE(m.params.has_value());
 
+  // A notification's params are not checked for names given twice: it is never answered for them.
+  m = decode(parser, R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"requestId":2}})");
+  CHECK(m.kind == message_kind::notification);
+
+  // Responses are ignored whatever their members, a name given twice included.
   for (const char* response : {R"({"jsonrpc":"2.0","id":3,"result":{}})",
                                R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}})",
-                               R"({"result":1})"}) {
+                               R"({"result":1})", R"({"jsonrpc":"2.0","id":7,"result":{},"result":{}})"}) {
     CAPTURE(response);
     CHECK(decode(parser, response).kind == message_kind::response);
   }

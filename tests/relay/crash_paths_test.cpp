@@ -345,10 +345,9 @@ TEST_CASE("relay store: a writer's open that cuts a torn tail, crashed at every 
         auto s = relay::store::open(m, "/r", test_options());
         if (!expect(s.has_value(), s ? "" : "open: " + s.error().describe())) return;
         check_invariants(*s, expect);
-        auto packages = require_value(s->packages_of("proj_demo"));
-        { relay::store closing = std::move(*s); }  // lets the lock go
         std::set<std::string> ids;
-        for (const auto* p : packages) ids.insert(p->package.package_id);
+        for (const auto* p : require_value(s->packages_of("proj_demo"))) ids.insert(p->package.package_id);
+        { relay::store closing = std::move(*s); }  // lets the lock go (the pointers above die with it)
         expect(ids.count("pkg_0") && ids.count("pkg_1") && ids.count("pkg_2"), "an acknowledged package is lost");
         expect(ids.count("pkg_torn") == 0, "the torn deposit, never acknowledged, is there");
         if (log.deposited) expect(ids.count("pkg_after") == 1, "the acknowledged deposit after the cut is lost");

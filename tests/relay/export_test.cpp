@@ -667,6 +667,7 @@ TEST_CASE("import refuses, naming the line and writing nothing: lines twice, a s
 
 TEST_CASE("export leaves out a quarantined package, says so, and what it writes imports") {
   agentctx::io::memory_file_system fs;
+  std::string genuine;  // an export made before the bytes changed
   {
     auto source = require_value(relay::store::open(fs, "/r", test_options()));
     auto draft = package("pkg_1", "proj_demo", "Shipped archive");
@@ -674,6 +675,7 @@ TEST_CASE("export leaves out a quarantined package, says so, and what it writes 
     require_value(source.deposit(draft));
     require_value(source.deposit(package("pkg_2")));
     require_value(source.review("pkg_1", relay::package_status::complete));
+    require_value(relay::export_ndjson(source, "", genuine));
   }
   // pkg_1's bytes change under its hash (its checksum made to match).
   std::string bytes;
@@ -707,6 +709,21 @@ TEST_CASE("export leaves out a quarantined package, says so, and what it writes 
   auto target = require_value(relay::store::open(other, "/copy", test_options()));
   CHECK(require_value(relay::import_ndjson(target, text)).packages == 1);
   CHECK(require_value(target.find_package("pkg_2"))->hash == require_value(source.find_package("pkg_2"))->hash);
+
+  // The genuine export imported into the store that quarantined pkg_1 is
+  // refused at pkg_1's line: the store's copy is neither the file's nor
+  // other content, and an import cannot mend it. Nothing is written.
+  auto writer = require_value(relay::store::open(fs, "/r", test_options()));
+  const std::string log_before = [&] {
+    auto mapped = require_value(fs.map("/r/relay.log"));
+    return std::string(reinterpret_cast<const char*>(mapped.data()), mapped.size());
+  }();
+  auto refused = relay::import_ndjson(writer, genuine);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::corrupt);
+  CHECK(refused.error().message.find("package \"pkg_1\" is quarantined in the store") != std::string::npos);
+  auto mapped_after = require_value(fs.map("/r/relay.log"));
+  CHECK(std::string(reinterpret_cast<const char*>(mapped_after.data()), mapped_after.size()) == log_before);
 }
 
 }  // namespace relay_export_test

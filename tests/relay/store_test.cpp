@@ -125,6 +125,20 @@ void write_log(agentctx::io::memory_file_system& fs, const std::string& bytes) {
   require_ok(file->sync());
 }
 
+/// Makes the store /r hold pkg_1 and pkg_2 (of proj_demo), closed again.
+void deposit_two(agentctx::io::memory_file_system& fs) {
+  auto store = open_store(fs);
+  require_value(store.deposit(package("pkg_1")));
+  require_value(store.deposit(package("pkg_2")));
+}
+
+/// Where the last record of the log `bytes` starts.
+std::uint64_t last_record_offset(const std::string& bytes) {
+  return relay::scan_records(std::as_bytes(std::span(bytes.data(), bytes.size())), relay::log_header_size)
+      .records.back()
+      .offset;
+}
+
 }  // namespace
 
 TEST_CASE("packages awaiting review are listed by when they entered it, oldest first") {
@@ -556,16 +570,11 @@ TEST_CASE("a package whose bytes no longer match its hash is quarantined and rep
 
 TEST_CASE("a torn last record is cut by the writer and ignored by readers; damage in the middle is refused") {
   agentctx::io::memory_file_system fs;
-  {
-    auto store = open_store(fs);
-    require_value(store.deposit(package("pkg_1")));
-    require_value(store.deposit(package("pkg_2")));
-  }
+  deposit_two(fs);
   const std::string whole = log_bytes(fs);
   // Torn: the last record lacks its last 5 bytes.
   write_log(fs, whole.substr(0, whole.size() - 5));
-  const std::uint64_t last =
-      relay::scan_records(std::as_bytes(std::span(whole.data(), whole.size())), relay::log_header_size).records.back().offset;
+  const std::uint64_t last = last_record_offset(whole);
   {
     auto reader = open_store(fs, true);
     CHECK(require_value(reader.latest("proj_demo")).size() == 1);
@@ -712,6 +721,67 @@ std::vector<std::string> latest_ids(agentctx::io::memory_file_system& fs) {
 }
 
 }  // namespace
+
+// Power lost right after a writer's open cut a torn tail whose copy a killed
+// writer had made (bytes synced, name not yet): the copy must survive the cut.
+TEST_CASE("a torn tail's copy found again is made durable before the tail is cut") {
+  agentctx::io::memory_file_system fs;
+  deposit_two(fs);
+  const std::string whole = log_bytes(fs);
+  const std::uint64_t last = last_record_offset(whole);
+  const std::string tail = whole.substr(last, whole.size() - 5 - last);
+  write_log(fs, whole.substr(0, whole.size() - 5));
+  {
+    auto copy = require_value(fs.open("/r/relay.log.torn-1", agentctx::io::create_truncate));
+    require_ok(copy->append(std::as_bytes(std::span(tail.data(), tail.size()))));
+    require_ok(copy->sync());  // no sync_dir: the writer was killed before it
+  }
+  const auto image = fs.snapshot();
+  agentctx::io::fault_injecting_file_system faulty(fs);
+  {
+    auto learnt = require_value(relay::store::open(faulty, "/r", test_options()));
+    REQUIRE(learnt.tail_cut().has_value());
+    CHECK(learnt.tail_cut()->kept_as == "/r/relay.log.torn-1");
+  }
+  // The open's last folder sync comes after the cut: power fails there.
+  const std::uint64_t folder_syncs = faulty.operation_count(agentctx::io::operation_kind::sync_dir);
+  fs.restore(image);
+  faulty.reset();
+  faulty.set_crash_after_fault(true);
+  faulty.inject({agentctx::io::operation_kind::sync_dir, folder_syncs, std::nullopt});
+  REQUIRE_FALSE(relay::store::open(faulty, "/r", test_options()).has_value());
+  fs.simulate_crash();
+  CHECK(log_bytes(fs).size() == last);  // the cut is durable ...
+  auto kept = fs.map("/r/relay.log.torn-1");  // ... and so is the copy of what it cut
+  REQUIRE(kept.has_value());
+  CHECK(std::string(reinterpret_cast<const char*>(kept->data()), kept->size()) == tail);
+}
+
+// A repair killed after it renamed the repaired log into place, before the
+// folder sync: repaired again, it finds nothing to mend, and power is lost
+// before any writer opens. The repaired log must be the one that survives.
+TEST_CASE("a repair with nothing to mend makes the log it found durable") {
+  agentctx::io::memory_file_system fs;
+  deposit_two(fs);
+  const std::string sound = log_bytes(fs);
+  const auto records =
+      relay::scan_records(std::as_bytes(std::span(sound.data(), sound.size())), relay::log_header_size).records;
+  std::string damaged = sound;
+  damaged[records.front().offset + 30] ^= 0x20;  // pkg_1's checksum fails; pkg_2 follows: damage
+  write_log(fs, damaged);
+  {
+    // The killed repair's new log: written, synced and renamed; the folder not synced.
+    auto rebuilt = require_value(fs.open("/r/relay.log.new", agentctx::io::create_truncate));
+    require_ok(rebuilt->append(std::as_bytes(std::span(sound.data(), sound.size()))));
+    require_ok(rebuilt->sync());
+  }
+  require_ok(fs.rename("/r/relay.log.new", "/r/relay.log"));
+  const auto again = require_value(relay::store::repair(fs, "/r", repair_at(1'777'000'000'000)));
+  CHECK_FALSE(again.needed());
+  fs.simulate_crash();
+  CHECK(log_bytes(fs) == sound);
+  CHECK(latest_ids(fs) == std::vector<std::string>{"pkg_1", "pkg_2"});
+}
 
 TEST_CASE("repair salvages a damaged log: damage skipped, records that no longer apply dropped, the old log kept") {
   agentctx::io::memory_file_system fs;

@@ -152,14 +152,14 @@ inline decoded_message decode_message(simdjson::dom::element value) {
                            "a message must be a JSON object, not " + std::string(json::describe_type(value)));
   }
   decoded_message out;
+  if (object.at_key("method").error() == simdjson::NO_SUCH_FIELD &&
+      (object.at_key("result").error() == simdjson::SUCCESS || object.at_key("error").error() == simdjson::SUCCESS)) {
+    out.kind = message_kind::response;  // ignored, whatever its members
+    return out;
+  }
   // A member given twice ("method", "id", "params" ...) is refused before
   // any is read: which one a reader takes is not agreed (the id stays null).
   if (auto twice = duplicate_member(object)) return invalid_message(rpc_error_code::invalid_request, *twice);
-  if (object.at_key("method").error() == simdjson::NO_SUCH_FIELD &&
-      (object.at_key("result").error() == simdjson::SUCCESS || object.at_key("error").error() == simdjson::SUCCESS)) {
-    out.kind = message_kind::response;
-    return out;
-  }
   simdjson::dom::element id_value;
   const bool has_id = object.at_key("id").get(id_value) == simdjson::SUCCESS;
   if (has_id) {
@@ -194,8 +194,10 @@ inline decoded_message decode_message(simdjson::dom::element value) {
   if (object.at_key("params").get(params_value) == simdjson::SUCCESS) {
     simdjson::dom::object params;
     if (params_value.get_object().get(params) == simdjson::SUCCESS) {
-      // A tool's name or arguments given twice: refused as above.
-      if (auto twice = duplicate_member(params)) {
+      // A tool's name or arguments given twice: refused as above (a
+      // notification's params are only read for what it announces, and a
+      // notification is never answered for its params: see below).
+      if (auto twice = has_id ? duplicate_member(params) : std::nullopt) {
         return invalid_message(rpc_error_code::invalid_params, "params: " + *twice, out.id);
       }
       out.params = params;

@@ -13,6 +13,7 @@
 
 #include "agentctx/core/error.hpp"
 #include "agentctx/core/quote.hpp"
+#include "agentctx/core/utf8.hpp"
 
 namespace agentctx::relay {
 
@@ -32,9 +33,19 @@ struct protocol_error {
 ///   unsupported         501 not_implemented
 ///   locked              503 store_locked
 ///   anything else       500 internal_error (damaged store, I/O failure)
+/// An id or value given to an operation, `name` its field, that is not
+/// UTF-8 (400 invalid_schema, "subject is not valid UTF-8"): the store holds
+/// none such, so it is refused as a write holding it would be, rather than
+/// looked for in vain.
+inline error invalid_utf8_input(std::string_view name) {
+  return make_error(errc::invalid_argument, std::string(name) + " is not valid UTF-8");
+}
+
 /// The error for a project that does not exist (404 project_not_found): the
-/// one not_found error whose message starts with "project ".
+/// one not_found error whose message starts with "project "; for an id that
+/// is not UTF-8, invalid_utf8_input("project_id") (400).
 inline error project_not_found(std::string_view project_id) {
+  if (!is_valid_utf8(project_id)) return invalid_utf8_input("project_id");
   return make_error(errc::not_found, "project " + quote_for_message(project_id, 200) + " does not exist");
 }
 

@@ -567,6 +567,14 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (planned_wire.count(key) != 0) return bad("package " + quote_for_message(p->package_id) + " appears twice");
       auto held = s.find_package(p->package_id, p->project_id);
       if (held) {
+        // The store's copy no longer matches its hash: it is neither what the
+        // export holds nor other content, and cannot be mended by an import
+        // (a package id is deposited once): refused as deposit refuses it.
+        if ((*held)->quarantined) {
+          return fail(errc::corrupt, where + "package " + quote_for_message(p->package_id) +
+                                         " is quarantined in the store: " + s.quarantine_reason(**held) +
+                                         " ('relay verify' lists it)");
+        }
         if ((*held)->deposited_hash != *hash) {
           return fail(errc::already_exists, where + "package " + quote_for_message(p->package_id) +
                                                 " exists in the store with other content (duplicate_package_id)");

@@ -258,18 +258,17 @@ struct repair_options {
 namespace detail {
 
 /// An id or value given to an operation, `name` its field: text that is not
-/// UTF-8 is refused (400 invalid_schema, "subject is not valid UTF-8"), as a
-/// write that stored it would be, rather than looked for in vain.
+/// UTF-8 is refused (invalid_utf8_input, 400).
 inline result<void> check_utf8_input(std::string_view name, std::string_view text) {
   if (is_valid_utf8(text)) return {};
-  return fail(errc::invalid_argument, std::string(name) + " is not valid UTF-8");
+  return unexpected(invalid_utf8_input(name));
 }
 
 /// Syncs the file `path` and the folder `dir` that names it: a writer killed
 /// before its own syncs (the machine living on) leaves what it wrote in the
 /// page cache, and what is acknowledged on top of it must not rest on it.
 inline result<void> sync_file_and_directory(io::file_system& fs, const std::string& path, const std::string& dir) {
-  auto file = fs.open(path, io::read_write);
+  auto file = fs.open(path, io::read_only);  // Linux syncs a file opened for reading
   if (!file) return unexpected(std::move(file).error());
   AGENTCTX_TRY((*file)->sync());
   return fs.sync_dir(dir);

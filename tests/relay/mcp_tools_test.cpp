@@ -122,7 +122,7 @@ json::value draft(std::string id, std::string project = "proj_demo", std::string
 
 }  // namespace
 
-TEST_CASE("tools/list: the eleven relay tools, each with object input and output schemas") {
+TEST_CASE("tools/list: the thirteen relay tools, each with object input and output schemas") {
   memory_relay f;
   auto s = f.relay.session();
   const simdjson::dom::element list = s.result(mcp_test::request(2, "tools/list"));
@@ -138,7 +138,7 @@ TEST_CASE("tools/list: the eleven relay tools, each with object input and output
   CHECK(names == std::vector<std::string>{"relay_deposit", "relay_pull", "relay_orient", "relay_orchestrate",
                                           "relay_flag_for_review", "relay_review", "relay_assert_fact",
                                           "relay_invalidate_fact", "relay_query_facts", "relay_awaiting_review",
-                                          "relay_conformance"});
+                                          "relay_start_session", "relay_end_session", "relay_conformance"});
   // The package argument is an open object: members the spec adds (x-*) pass.
   const simdjson::dom::element deposit = list["tools"].at(0)["inputSchema"];
   CHECK(deposit["properties"]["package"]["additionalProperties"].get_bool().value());
@@ -661,6 +661,48 @@ TEST_CASE("relay_orchestrate: a project digest with focus snippets, and a global
   check_argument_error(s, "relay_orchestrate", R"({"snippets":-1})", "snippets must be at least 0");
   check_argument_error(s, "relay_orchestrate", R"({"window_days":0})", "window_days must be at least 1");
   check_argument_error(s, "relay_orchestrate", R"({"project_id":"proj_demo","snippets":3})", "snippets needs a focus");
+}
+
+TEST_CASE("relay_start_session and relay_end_session: a session lists its actor's packages; errors by code") {
+  memory_relay f;
+  auto s = f.relay.session();
+  const simdjson::dom::element started =
+      s.call_ok("relay_start_session", R"({"project_id":"proj_demo","actor_id":"claude","actor_type":"agent"})");
+  check_output_schema(f.relay.store, "relay_start_session", started);
+  const std::string id = str(started["session_id"]);
+  CHECK(id.starts_with("sess_"));
+  CHECK(str(started["project_id"]) == "proj_demo");
+  CHECK(str(started["callsign"]).find('-') != std::string::npos);
+  CHECK(started["ended_at"].error() == simdjson::NO_SUCH_FIELD);
+  CHECK(started["packages_deposited"].get_array().value().size() == 0);
+  // The same as the CLI's --json: the session's wire form.
+  CHECK(std::string(simdjson::minify(started)) ==
+        json::to_text(f.relay.store.session_wire(*f.relay.store.find_session(id))));
+
+  json::value mine = package("pkg_mine");
+  mine.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", id}});
+  s.call_ok("relay_deposit", deposit_arguments(mine));
+  json::value theirs = package("pkg_theirs");
+  theirs.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "human"}, {"session_id", id}});
+  s.call_ok("relay_deposit", deposit_arguments(theirs));
+
+  const simdjson::dom::element ended = s.call_ok("relay_end_session", R"({"session_id":")" + id + R"("})");
+  check_output_schema(f.relay.store, "relay_end_session", ended);
+  CHECK(str(ended["session_id"]) == id);
+  CHECK(ended["ended_at"].is_string());
+  REQUIRE(ended["packages_deposited"].get_array().value().size() == 1);
+  CHECK(str(ended["packages_deposited"].at(0)) == "pkg_mine");
+
+  check_protocol_error(s, "relay_end_session", R"({"session_id":")" + id + R"("})", "invalid_schema", 400,
+                       "has already ended");
+  check_protocol_error(s, "relay_end_session", R"({"session_id":"sess_nope"})", "session_not_found", 404);
+  check_argument_error(s, "relay_start_session", R"({"project_id":"proj_demo","actor_id":"x","actor_type":"robot"})",
+                       "actor_type must be one of");
+  check_argument_error(s, "relay_start_session", R"({"project_id":"","actor_id":"x","actor_type":"agent"})",
+                       "project_id");
+  require_value(f.relay.store.set_archived("proj_demo", true));
+  check_protocol_error(s, "relay_start_session", R"({"project_id":"proj_demo","actor_id":"x","actor_type":"agent"})",
+                       "project_archived", 403);
 }
 
 TEST_CASE("relay_flag_for_review, relay_awaiting_review and relay_review: the L3 transitions") {

@@ -23,6 +23,8 @@
 //   relay_query_facts      current facts, one key's history, or the facts
 //                          that held at a time (11.3): {"query", "facts", ...}
 //   relay_awaiting_review  the packages awaiting review (11.4)
+//   relay_start_session    start a session (5.5): the session
+//   relay_end_session      end a session (5.5): the session
 //   relay_conformance      the conformance descriptor (11.5)
 //
 // Packages appear in their current wire form with the content hash of that
@@ -320,6 +322,38 @@ inline mcp::json_schema flag_input_schema() {
       .property("project_id", id_schema("The package's project (needed when the id exists in several projects)"));
 }
 
+inline mcp::json_schema session_start_input_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .required_property("project_id", id_schema("The project the session works in (created if new)"))
+      .required_property("actor_id", id_schema("Who works in it: the id its packages give in created_by.id"))
+      .required_property("actor_type", json_schema::string()
+                                           .allowed_values({"agent", "human", "script"})
+                                           .description("The actor's type: its packages' created_by.type"));
+}
+
+inline mcp::json_schema session_end_input_schema() {
+  return mcp::json_schema::object().required_property("session_id", id_schema("The session to end"));
+}
+
+/// A session's wire form (seed 001 section 5.5), as `relay session start
+/// --json` prints it: ended_at only once it has ended.
+inline mcp::json_schema session_output_schema() {
+  using mcp::json_schema;
+  return json_schema::object()
+      .allow_other_properties()
+      .required_property("session_id", json_schema::string())
+      .required_property("project_id", json_schema::string())
+      .required_property("actor_id", json_schema::string())
+      .required_property("actor_type", json_schema::string())
+      .property("callsign", json_schema::string().description("adjective-noun, e.g. coral-heron (an imported "
+                                                               "session may have none)"))
+      .required_property("started_at", json_schema::string())
+      .property("ended_at", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null}))
+      .required_property("packages_deposited", json_schema::array(json_schema::string())
+                                                   .description("The ids of its actor's packages deposited in it"));
+}
+
 inline mcp::json_schema review_input_schema() {
   using mcp::json_schema;
   return json_schema::object()
@@ -610,6 +644,20 @@ inline mcp::tool_result awaiting_tool(mcp_tool_state& state, simdjson::dom::obje
       json::value::object_type{{"project_id", project_id}, {"packages", stored_package_list_json(*awaiting)}});
 }
 
+inline mcp::tool_result session_start_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  auto started = state.relay->start_session(*string_argument(arguments, "project_id"),
+                                            *string_argument(arguments, "actor_id"),
+                                            *parse_actor_type(*string_argument(arguments, "actor_type")));
+  if (!started) return protocol_failure(started.error());
+  return object_result(state.relay->session_wire(**started));
+}
+
+inline mcp::tool_result session_end_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  auto ended = state.relay->end_session(*string_argument(arguments, "session_id"));
+  if (!ended) return protocol_failure(ended.error());
+  return object_result(state.relay->session_wire(**ended));
+}
+
 inline mcp::tool_result conformance_tool(mcp_tool_state&, simdjson::dom::object) {
   return object_result(conformance_descriptor());
 }
@@ -682,6 +730,15 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
       {"relay_awaiting_review", "List packages awaiting review",
        "Lists the packages of a project whose status is awaiting_review, oldest first.", detail::project_input_schema(),
        detail::awaiting_output_schema(), detail::awaiting_tool},
+      {"relay_start_session", "Start a session",
+       "Starts a session (section 5.5) of an actor in a project and returns it with its session_id and an "
+       "adjective-noun callsign. Give the session_id as created_by.session_id in the packages deposited during "
+       "it (with the same actor_id and actor_type): the session lists them as packages_deposited.",
+       detail::session_start_input_schema(), detail::session_output_schema(), detail::session_start_tool},
+      {"relay_end_session", "End a session",
+       "Ends a session (sets ended_at) and returns it with the packages deposited during it. A session ends "
+       "once (400 invalid_schema when it has ended; 404 session_not_found for an unknown id).",
+       detail::session_end_input_schema(), detail::session_output_schema(), detail::session_end_tool},
       {"relay_conformance", "Conformance descriptor",
        "Returns this implementation's Agentic Protocol conformance descriptor: protocol_version, "
        "conformance_level and capabilities.",

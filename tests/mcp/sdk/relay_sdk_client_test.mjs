@@ -55,11 +55,12 @@ try {
     assert.match(client.getInstructions(), /relay_orient/);
   });
 
-  await check("tools/list: the eleven relay tools with input and output schemas", async () => {
+  await check("tools/list: the thirteen relay tools with input and output schemas", async () => {
     const { tools } = await client.listTools();
     assert.deepEqual(tools.map((t) => t.name), [
       "relay_deposit", "relay_pull", "relay_orient", "relay_orchestrate", "relay_flag_for_review", "relay_review",
-      "relay_assert_fact", "relay_invalidate_fact", "relay_query_facts", "relay_awaiting_review", "relay_conformance",
+      "relay_assert_fact", "relay_invalidate_fact", "relay_query_facts", "relay_awaiting_review",
+      "relay_start_session", "relay_end_session", "relay_conformance",
     ]);
     for (const tool of tools) {
       assert.equal(tool.inputSchema.type, "object");
@@ -210,6 +211,24 @@ try {
     assert.deepEqual(pulled.packages[0].status_changes.map((c) => [c.status, c.review_type, c.note]),
                      [["awaiting_review", "human", "check the numbers"], ["complete", "human", undefined]]);
     assert.equal(pulled.packages[0].status_changes[1].hash, done.hash);
+  });
+
+  await check("relay_start_session and relay_end_session: the session lists its actor's packages", async () => {
+    const session = await ok(client, "relay_start_session", { project_id: "proj_sdk_sessions", actor_id: "sdk-agent", actor_type: "agent" });
+    assert.match(session.session_id, /^sess_[0-9a-f]{32}$/);
+    assert.match(session.callsign, /^[a-z]+-[a-z]+$/);
+    assert.deepEqual(session.packages_deposited, []);
+    const inSession = pkg("pkg_sdk_session", {
+      project_id: "proj_sdk_sessions",
+      created_by: { id: "sdk-agent", type: "agent", session_id: session.session_id },
+    });
+    await ok(client, "relay_deposit", { package: inSession });
+    const ended = await ok(client, "relay_end_session", { session_id: session.session_id });
+    assert.equal(typeof ended.ended_at, "string");
+    assert.deepEqual(ended.packages_deposited, ["pkg_sdk_session"]);
+    const again = await client.callTool({ name: "relay_end_session", arguments: { session_id: session.session_id } });
+    assert.equal(again.isError, true);
+    assert.equal(JSON.parse(again.content[0].text).error.code, "invalid_schema");
   });
 
   await check("relay_conformance: L3", async () => {

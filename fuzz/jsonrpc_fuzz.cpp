@@ -1,6 +1,7 @@
 // fuzz/jsonrpc_fuzz.cpp: libFuzzer target for the MCP server core
-// (agentctx/mcp) with the AGDB tools of `agentsdb serve`, which read every
-// byte an MCP client sends.
+// (agentctx/mcp) with the AGDB tools of `agentsdb serve` and the Relay tools
+// of `relay serve` (a store on the same in-memory file system), which read
+// every byte an MCP client sends.
 //
 // The input is a session: its bytes go through the stdio transport's
 // line_reader (a 2 KiB line limit, so oversized lines are common) into one
@@ -14,7 +15,10 @@
 //     null), and exactly one of "result" and "error";
 //   - an error's code is one of the five JSON-RPC codes the server answers;
 //   - a tools/call result holds content [{"type": "text", "text"}] and a
-//     boolean isError.
+//     boolean isError;
+//   - a relay_* tool's error text is the protocol error, a JSON object
+//     {"error": {"code", "status", "message"}} (bad arguments included), or
+//     "internal error in relay_..." for an exception.
 // Nothing may crash, leak, hang or trip a sanitizer. A broken rule traps
 // (__builtin_trap), so libFuzzer keeps the input.
 //
@@ -37,6 +41,8 @@
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/mcp/line_reader.hpp"
 #include "agentctx/mcp/server.hpp"
+#include "agentctx/relay/mcp_tools.hpp"
+#include "agentctx/relay/store.hpp"
 
 namespace {
 
@@ -80,7 +86,26 @@ bool is_error_code(std::int64_t code) {
   return code == -32700 || code == -32600 || code == -32601 || code == -32602 || code == -32603;
 }
 
-void check_response(simdjson::dom::element response) {
+// The tool a tools/call line names, when it is one line that parses (for
+// checking the shape of relay_* errors).
+bool names_relay_tool(simdjson::dom::parser& parser, std::string_view line) {
+  simdjson::dom::element root;
+  if (parser.parse(line).get(root) != simdjson::SUCCESS) return false;
+  std::string_view name;
+  if (root["params"]["name"].get_string().get(name) != simdjson::SUCCESS) return false;
+  return name.starts_with("relay_");
+}
+
+void check_relay_error_text(simdjson::dom::parser& parser, std::string_view text) {
+  if (text.starts_with("internal error in relay_")) return;
+  simdjson::dom::element root;
+  require(parser.parse(text).get(root) == simdjson::SUCCESS);
+  require(root["error"]["code"].is_string());
+  require(root["error"]["status"].is_int64());
+  require(root["error"]["message"].is_string());
+}
+
+void check_response(simdjson::dom::element response, bool relay_call = false) {
   simdjson::dom::object object;
   require(response.get_object().get(object) == simdjson::SUCCESS);
   std::string_view version;
@@ -103,10 +128,14 @@ void check_response(simdjson::dom::element response) {
     require(content.at(0)["type"].get_string().value_unsafe() == "text");
     require(content.at(0)["text"].is_string());
     require(object["result"]["isError"].is_bool());
+    if (relay_call && object["result"]["isError"].get_bool().value_unsafe()) {
+      simdjson::dom::parser text_parser;
+      check_relay_error_text(text_parser, content.at(0)["text"].get_string().value_unsafe());
+    }
   }
 }
 
-void check_answer(simdjson::dom::parser& parser, const std::string& answer) {
+void check_answer(simdjson::dom::parser& parser, const std::string& answer, bool relay_call) {
   require(answer.find('\n') == std::string::npos);
   simdjson::dom::element root;
   require(parser.parse(answer).get(root) == simdjson::SUCCESS);
@@ -115,7 +144,7 @@ void check_answer(simdjson::dom::parser& parser, const std::string& answer) {
     require(batch.size() > 0);
     for (const simdjson::dom::element response : batch) check_response(response);
   } else {
-    check_response(root);
+    check_response(root, relay_call);
   }
 }
 
@@ -135,6 +164,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.layers = agdb::standard_layer_locations("/repo");
   options.max_k = 50;
   require(agdb::add_mcp_tools(tools, fs, options).has_value());
+  // The Relay tools, over a store on the same file system (writes really run).
+  agentctx::relay::store_options relay_options;
+  relay_options.clock = [] { return std::uint64_t{1'776'542'400'000}; };
+  std::uint64_t next_random = 0;
+  relay_options.random = [&next_random] { return ++next_random * 0x9e3779b97f4a7c15ull; };
+  auto relay_store = agentctx::relay::store::open(fs, "/relay", relay_options);
+  require(relay_store.has_value());
+  agdb::hash_embedder relay_embedder(16);
+  require(agentctx::relay::add_mcp_tools(tools, *relay_store, relay_embedder).has_value());
   mcp::server_limits limits;
   limits.max_line_bytes = 2048;
   limits.max_batch_messages = 16;
@@ -146,7 +184,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::optional<std::string> answer =
         line.oversized ? server.handle_oversized_line(line.size) : server.handle_line(line.text);
     if (line.oversized) require(answer.has_value());
-    if (answer) check_answer(parser, *answer);
+    if (answer) {
+      simdjson::dom::parser line_parser;
+      check_answer(parser, *answer, !line.oversized && names_relay_tool(line_parser, line.text));
+    }
     return true;
   };
   lines.feed(std::string_view(reinterpret_cast<const char*>(data), size), on_line);

@@ -36,6 +36,7 @@
 #include "agentctx/relay/log_format.hpp"
 #include "relay_test_support.hpp"
 #include "support/crash_images.hpp"
+#include "support/killed_writer.hpp"
 
 namespace relay_crash_paths_test {
 
@@ -638,49 +639,6 @@ namespace relay_crash_paths_test {
 
 namespace {
 
-/// Kills the process running `workload` at every mutating operation of
-/// `faulty` (writes torn at a random byte half the time), without a power
-/// loss: then `recover(memory)` runs on what the dead process left and
-/// returns what it acknowledged (a fingerprint), and every power-loss image
-/// of that (crash_images.hpp) is checked with `check(memory, acknowledged,
-/// image)`. Returns the images checked.
-template <class Workload, class Recover, class Check>
-std::uint64_t kill_at_every_operation(io::memory_file_system& memory, const io::memory_file_system_state& initial,
-                                      io::fault_injecting_file_system& faulty, std::uint64_t seed, Workload&& workload,
-                                      Recover&& recover, Check&& check) {
-  const std::uint64_t operations = faulty.operation_count();
-  const auto history = faulty.operation_history();
-  std::mt19937_64 random(seed);
-  std::uint64_t images = 0;
-  for (std::uint64_t n = 1; n <= operations; ++n) {
-    memory.restore(initial);
-    faulty.reset();
-    faulty.set_crash_after_fault(true);
-    const auto& op = history[n - 1];
-    static constexpr const char* kinds[] = {"write", "sync", "sync_dir", "rename", "remove", "truncate", "create"};
-    std::string where = "process killed at operation " + std::to_string(n) + " (" +
-                        kinds[static_cast<std::size_t>(op.kind)] + " " + op.path + ")";
-    if (op.kind == io::operation_kind::write && random() % 2 == 0) {
-      faulty.tear_operation(n, static_cast<std::size_t>(random() % 200));
-      where += " torn";
-    } else {
-      faulty.fail_operation(n);
-    }
-    (void)workload(faulty);
-    faulty.reset();
-    const std::optional<std::string> acknowledged = recover(memory, where);
-    if (!acknowledged) continue;
-    const io::memory_file_system_state before_power_loss = memory.snapshot();
-    for (const auto& [name, mode] : crash_support::crash_modes(random())) {
-      memory.restore(before_power_loss);
-      memory.simulate_crash(mode);
-      check(memory, *acknowledged, where + ", then a power loss: " + name);
-      ++images;
-    }
-  }
-  return images;
-}
-
 /// The next writer's recovery: opens the store, deposits one package
 /// (acknowledged), and returns the state it then holds.
 std::optional<std::string> open_and_deposit_again(io::memory_file_system& m, const std::string& where) {
@@ -722,7 +680,7 @@ TEST_CASE("relay store: a writer killed at any write or sync, then a writer that
   const auto workload = [](io::file_system& fs) { return run_every_path(fs, nullptr); };
   REQUIRE(workload(faulty).completed);
   const std::uint64_t images =
-      kill_at_every_operation(memory, initial, faulty, 71, workload, open_and_deposit_again, check_power_loss_keeps);
+      killed_writer::kill_at_every_operation(memory, initial, faulty, 71, workload, open_and_deposit_again, check_power_loss_keeps);
   MESSAGE("power-loss images checked: " << images);
   CHECK(images >= 300);
 }
@@ -742,7 +700,7 @@ TEST_CASE("relay store: a writer killed while it cuts a torn tail, then a writer
     return s.has_value() && s->deposit(package("pkg_after")).has_value();
   };
   REQUIRE(workload(faulty));
-  const std::uint64_t images = kill_at_every_operation(
+  const std::uint64_t images = killed_writer::kill_at_every_operation(
       memory, initial, faulty, 91, workload, open_and_deposit_again,
       [&](io::memory_file_system& m, const std::string& acknowledged, const std::string& image) {
         check_power_loss_keeps(m, acknowledged, image);
@@ -790,7 +748,7 @@ TEST_CASE("relay store: a deposit and an assert_fact retried after their writer 
     return s.has_value() && retried_operation(*s, deposit);
   };
   REQUIRE(workload(faulty));
-  const std::uint64_t images = kill_at_every_operation(
+  const std::uint64_t images = killed_writer::kill_at_every_operation(
       memory, initial, faulty, 101, workload,
       [deposit](io::memory_file_system& m, const std::string& where) -> std::optional<std::string> {
         // The caller was not answered, so it asks again: the same package
@@ -826,7 +784,7 @@ TEST_CASE("relay import run again after its writer was killed is answered only o
     return target.has_value() && relay::import_ndjson(*target, text).has_value();
   };
   REQUIRE(workload(faulty));
-  const std::uint64_t images = kill_at_every_operation(
+  const std::uint64_t images = killed_writer::kill_at_every_operation(
       memory, initial, faulty, 111, workload,
       [&](io::memory_file_system& m, const std::string& where) -> std::optional<std::string> {
         auto target = relay::store::open(m, "/r", test_options());
@@ -884,7 +842,7 @@ TEST_CASE("relay repair killed at any step, repaired again, then written to and 
     }
     return open_and_deposit_again(m, where + ", repaired again");
   };
-  const std::uint64_t images = kill_at_every_operation(memory, initial, faulty, 81, workload, recover, check_power_loss_keeps);
+  const std::uint64_t images = killed_writer::kill_at_every_operation(memory, initial, faulty, 81, workload, recover, check_power_loss_keeps);
   MESSAGE("power-loss images checked: " << images);
   CHECK(images >= 50);
 }

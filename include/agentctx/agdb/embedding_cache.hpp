@@ -234,7 +234,10 @@ class embedding_cache {
                                               std::to_string(keys.size()) + " keys of dim " + std::to_string(dim()),
                   path_);
     }
-    if (std::all_of(keys.begin(), keys.end(), [this](const auto& key) { return rows_.contains(key); })) return {};
+    const auto all_present = [&] {
+      return std::all_of(keys.begin(), keys.end(), [this](const auto& key) { return rows_.contains(key); });
+    };
+    if (all_present() && durable_end_ >= valid_end_) return {};
 
     AGENTCTX_TRY(make_directory());
     auto lock = fs_->lock(path_, io::lock_mode::exclusive, true);
@@ -263,9 +266,20 @@ class embedding_cache {
       AGENTCTX_TRY(fs_->sync_dir(io::parent_directory(path_)));
       header_valid_ = true;
       valid_end_ = header.size();
+      durable_end_ = valid_end_;
     } else if (*size != valid_end_) {
       AGENTCTX_TRY(file.truncate(valid_end_));
     }
+    if (durable_end_ < valid_end_) {
+      // What this process read but did not write (the header, rows) may be
+      // a killed writer's, in the page cache only, the file's name too: made
+      // durable before an insert vouches for it, by finding a key there or
+      // by appending after it.
+      AGENTCTX_TRY(file.sync());
+      AGENTCTX_TRY(fs_->sync_dir(io::parent_directory(path_)));
+      durable_end_ = valid_end_;
+    }
+    if (all_present()) return {};
 
     std::vector<std::byte> records;
     const std::size_t first_new_row = rows_.size();
@@ -285,6 +299,7 @@ class embedding_cache {
       return written;
     }
     valid_end_ += records.size();
+    durable_end_ = valid_end_;
     return {};
   }
 
@@ -332,6 +347,7 @@ class embedding_cache {
     if (*size < valid_end_) {  // replaced or cut by someone: read it all again
       header_valid_ = false;
       valid_end_ = 0;
+      durable_end_ = 0;
     }
     std::vector<std::byte> bytes(static_cast<std::size_t>(*size - valid_end_));
     auto read = file.read_at(valid_end_, bytes);
@@ -411,6 +427,7 @@ class embedding_cache {
   bool directory_synced_ = false;   // make_directory() has run
   bool header_valid_ = false;
   std::uint64_t valid_end_ = 0;  // end of the header and intact records read so far
+  std::uint64_t durable_end_ = 0;  // how much of the file this process has synced (or written and synced)
   std::unordered_map<embedding_cache_digest, std::size_t, detail::digest_hash> rows_;  // key -> row index
   std::vector<float> values_;                                                           // rows, row-major
 };

@@ -29,7 +29,6 @@
 
 #include <cstdint>
 #include <ctime>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -191,7 +190,10 @@ inline result<compact_report> compact_layers(io::file_system& fs, const compact_
   if (r.archive) {
     auto exists = fs.exists(*r.archive);
     if (!exists) return unexpected(std::move(exists).error());
-    if (!*exists) AGENTCTX_TRY(fs.create_dir(*r.archive));
+    if (!*exists) {
+      AGENTCTX_TRY(fs.create_dir(*r.archive));
+      AGENTCTX_TRY(fs.sync_dir(io::parent_directory(*r.archive)));
+    }
     const std::string stamp = archive_stamp(r.now_unix_ms.value_or(now_unix_ms()));
     for (const auto& [path, layer] : {std::pair{r.user, layer_id::user}, std::pair{r.delta, layer_id::delta}}) {
       auto present = fs.exists(path);
@@ -209,11 +211,12 @@ inline result<compact_report> compact_layers(io::file_system& fs, const compact_
       if (!taken) return unexpected(std::move(taken).error());
       if (*taken) return fail(errc::already_exists, "the archive already holds " + to);
       AGENTCTX_TRY(fs.rename(path, to));
-      const std::string from_dir = std::filesystem::path(path).parent_path().string();
-      AGENTCTX_TRY(fs.sync_dir(from_dir.empty() ? std::string(".") : from_dir));
+      // The new name is made durable before the old one's removal: a crash
+      // between the two leaves the layer in both folders, never in neither.
+      AGENTCTX_TRY(fs.sync_dir(*r.archive));
+      AGENTCTX_TRY(fs.sync_dir(io::parent_directory(path)));
       report.archived.emplace_back(path, to);
     }
-    AGENTCTX_TRY(fs.sync_dir(*r.archive));
   }
   return report;
 }

@@ -54,6 +54,7 @@
 #include <utility>
 #include <vector>
 
+#include "agentctx/io/atomic_file.hpp"
 #include "agentctx/agdb/embedder.hpp"
 #include "agentctx/agdb/embedder_config.hpp"
 #include "agentctx/agdb/embedding_profile.hpp"
@@ -248,6 +249,10 @@ inline result<import_report> import_export(io::file_system& fs, const import_req
   report.chunk_count = existing != nullptr ? existing->chunk_count() : 0;
   if (r.dry_run || added.empty()) {
     if (added.empty()) report.created = false;
+    // Everything is there already: what the target holds may be what a
+    // killed import left in the page cache only, made durable before the
+    // import is answered done.
+    if (!r.dry_run && existing != nullptr) AGENTCTX_TRY(io::sync_file_and_directory(fs, *path));
     return report;
   }
   constexpr std::size_t batch = 256;

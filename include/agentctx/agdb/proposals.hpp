@@ -60,6 +60,7 @@
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/time.hpp"
 #include "agentctx/core/utf8.hpp"
+#include "agentctx/io/atomic_file.hpp"
 #include "agentctx/io/file_system.hpp"
 #include "agentctx/json/writer.hpp"
 
@@ -380,16 +381,21 @@ inline std::uint32_t append_event(const layer_stack& stack, layer_contents& delt
 }
 
 // The delta layer of `stack` with its contents and review state, or an error
-// naming `path` when it does not exist.
+// naming `path` when it does not exist. Read by a writer under the layer's
+// lock, the file is made durable first (io::sync_file_and_directory): a
+// writer killed before its sync may have left it in the page cache only, and
+// an answer read from it ("already pending", "already accepted") must not be
+// undone by a power failure.
 struct delta_state {
   const layer_reader* reader = nullptr;
   layer_contents contents;
   proposal_ledger ledger;
 };
 
-inline result<delta_state> read_delta(const layer_stack& stack, const std::string& path) {
+inline result<delta_state> read_delta(io::file_system& fs, const layer_stack& stack, const std::string& path) {
   const auto index = stack.index_of(layer_id::delta);
   if (!index) return fail(errc::not_found, "the delta layer does not exist", path);
+  AGENTCTX_TRY(io::sync_file_and_directory(fs, path));
   delta_state state;
   state.reader = &stack.layers()[*index].reader;
   auto contents = read_valid_contents(stack, layer_id::delta);
@@ -448,7 +454,7 @@ inline result<promotion_report> promote(io::file_system& fs, const std::vector<l
   if (!user_lock) return unexpected(std::move(user_lock).error());
   auto stack = open_for_update(fs, layers);
   if (!stack) return unexpected(std::move(stack).error());
-  auto delta = read_delta(*stack, *delta_path);
+  auto delta = read_delta(fs, *stack, *delta_path);
   if (!delta) return unexpected(std::move(delta).error());
   auto existing_user = read_valid_contents(*stack, layer_id::user);
   if (!existing_user) return unexpected(std::move(existing_user).error());
@@ -598,7 +604,7 @@ inline result<proposal_outcome> propose_promotion(io::file_system& fs, const std
   if (!lock) return unexpected(std::move(lock).error());
   auto stack = open_for_update(fs, layers);
   if (!stack) return unexpected(std::move(stack).error());
-  auto delta = detail::read_delta(*stack, *path);
+  auto delta = detail::read_delta(fs, *stack, *path);
   if (!delta) return unexpected(std::move(delta).error());
 
   const chunk* proposed = detail::find_chunk(delta->contents, request.context_id);
@@ -681,7 +687,7 @@ inline result<rejection_report> reject_proposals(io::file_system& fs, const std:
   if (!lock) return unexpected(std::move(lock).error());
   auto stack = open_for_update(fs, layers);
   if (!stack) return unexpected(std::move(stack).error());
-  auto delta = detail::read_delta(*stack, *path);
+  auto delta = detail::read_delta(fs, *stack, *path);
   if (!delta) return unexpected(std::move(delta).error());
 
   std::vector<const proposal*> chosen;

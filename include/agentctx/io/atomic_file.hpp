@@ -361,6 +361,18 @@ class atomic_file_writer {
   bool active_ = false;
 };
 
+/// Makes the file `path` durable, its bytes and its name in its folder: for a
+/// file a writer finds rather than writes. A writer killed before its own
+/// syncs (the machine living on) leaves what it wrote in the page cache,
+/// readable, and what is acknowledged on top of it must not rest on it.
+/// (Linux syncs a file opened for reading.)
+inline result<void> sync_file_and_directory(file_system& fs, const std::string& path) {
+  auto file = fs.open(path, read_only);
+  if (!file) return unexpected(std::move(file).error());
+  AGENTCTX_TRY((*file)->sync());
+  return fs.sync_dir(parent_directory(path));
+}
+
 /// Replaces `path` with `bytes` atomically and durably (see atomic_file_writer).
 inline result<void> write_file_atomically(file_system& fs, const std::string& path, std::span<const std::byte> bytes,
                                           const atomic_write_options& options = {}) {

@@ -472,20 +472,20 @@ class agent_memory {
     return true;
   }
 
-  /// Creates the folder `path` when it is missing (and makes its entry durable).
+  /// Creates the folder `path` when it is missing, and makes its entry
+  /// durable either way: a writer killed after creating it (the machine
+  /// living on) may have left it in the page cache only, and what is written
+  /// into it now must not vanish with it at a power failure.
   outcome<bool> ensure_folder(const std::string& path) {
     auto there = repo_->exists(path);
     if (!there) return from_io(there.error(), error_code::io_error);
-    if (*there) {
-      // Refuses a file (or anything else) where the folder belongs.
-      if (auto made = repo_->create_dir(path); !made) return from_io(made.error(), error_code::io_error);
-      return false;
-    }
+    // On an existing path this refuses a file (or anything else) where the
+    // folder belongs.
     if (auto made = repo_->create_dir(path); !made) return from_io(made.error(), error_code::io_error);
     if (auto synced = repo_->sync_dir(io::parent_directory(path)); !synced) {
       return from_io(synced.error(), error_code::io_error);
     }
-    return true;
+    return !*there;
   }
 
   /// Creates the agent's folders (and logs/ when `with_logs`), takes the
@@ -528,6 +528,11 @@ class agent_memory {
       out.text = std::move(**existing);
       if (auto parsed = parse_sections(out.text); !parsed) {
         return failure(error_code::malformed_log, out.path + ": " + parsed.error().message);
+      }
+      // Found, it may be what a killed writer left unsynced (its bytes, or
+      // its name in logs/): made durable before it is answered as there.
+      if (auto synced = io::sync_file_and_directory(*repo_, out.path); !synced) {
+        return from_io(synced.error(), error_code::io_error);
       }
     } else {
       out.text = new_log(loaded->value, day);

@@ -264,16 +264,6 @@ inline result<void> check_utf8_input(std::string_view name, std::string_view tex
   return unexpected(invalid_utf8_input(name));
 }
 
-/// Syncs the file `path` and the folder `dir` that names it: a writer killed
-/// before its own syncs (the machine living on) leaves what it wrote in the
-/// page cache, and what is acknowledged on top of it must not rest on it.
-inline result<void> sync_file_and_directory(io::file_system& fs, const std::string& path, const std::string& dir) {
-  auto file = fs.open(path, io::read_only);  // Linux syncs a file opened for reading
-  if (!file) return unexpected(std::move(file).error());
-  AGENTCTX_TRY((*file)->sync());
-  return fs.sync_dir(dir);
-}
-
 /// The refusal of a record `bytes` long in its log form: more than a record
 /// may hold (max_record_payload).
 inline unexpected record_too_large(std::size_t bytes) {
@@ -1027,7 +1017,7 @@ class store {
       // killed after its rename left, not yet durable (its name in the
       // folder, or its bytes): made durable now, so that what a writer
       // appends to it after this answer cannot be lost to the damaged log.
-      AGENTCTX_TRY(detail::sync_file_and_directory(fs, log_path, dir));
+      AGENTCTX_TRY(io::sync_file_and_directory(fs, log_path));
       return report;
     }
 
@@ -1471,7 +1461,7 @@ class store {
           // Kept by a writer killed before the copy's name was made durable
           // (its bytes were synced before the rename): synced now, before the
           // caller cuts what the copy holds.
-          AGENTCTX_TRY(detail::sync_file_and_directory(fs, path, dir));
+          AGENTCTX_TRY(io::sync_file_and_directory(fs, path));
           return path;
         }
       }

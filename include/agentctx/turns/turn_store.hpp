@@ -894,10 +894,12 @@ class turn_store {
     }
     // What a crashed writer left may be written but not synced: make it
     // durable before anything (a checkpoint, a head record of a fork) vouches
-    // for it.
+    // for it. The folder too: a writer killed at the end of init leaves
+    // heads.log renamed into place but its name not yet durable.
     AGENTCTX_TRY(pack_->sync());
     AGENTCTX_TRY(log_->sync());
     AGENTCTX_TRY(heads_file_->sync());
+    AGENTCTX_TRY(fs_.sync_dir(dir_));
     std::lock_guard sequence(sequencer_);
     std::unique_lock state(state_mutex_);
     if (r.index_rebuilt || options_.rebuild_derived || index_.tail_size() >= options_.seal_threshold) {

@@ -41,6 +41,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -476,15 +477,19 @@ class agent_memory {
   /// durable either way: a writer killed after creating it (the machine
   /// living on) may have left it in the page cache only, and what is written
   /// into it now must not vanish with it at a power failure.
+  /// (Once per folder and object: a long-running server does not sync the
+  /// same parents at every write.)
   outcome<bool> ensure_folder(const std::string& path) {
     auto there = repo_->exists(path);
     if (!there) return from_io(there.error(), error_code::io_error);
     // On an existing path this refuses a file (or anything else) where the
     // folder belongs.
     if (auto made = repo_->create_dir(path); !made) return from_io(made.error(), error_code::io_error);
+    if (*there && durable_folders_.count(path) != 0) return false;
     if (auto synced = repo_->sync_dir(io::parent_directory(path)); !synced) {
       return from_io(synced.error(), error_code::io_error);
     }
+    durable_folders_.insert(path);
     return !*there;
   }
 
@@ -599,6 +604,7 @@ class agent_memory {
   std::string agent_;
   memory_layout layout_;
   memory_options options_;
+  std::set<std::string> durable_folders_;  // folders whose entries this object has synced
 };
 
 }  // namespace agentctx::memory

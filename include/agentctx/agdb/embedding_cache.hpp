@@ -270,16 +270,19 @@ class embedding_cache {
     } else if (*size != valid_end_) {
       AGENTCTX_TRY(file.truncate(valid_end_));
     }
-    if (durable_end_ < valid_end_) {
-      // What this process read but did not write (the header, rows) may be
-      // a killed writer's, in the page cache only, the file's name too: made
-      // durable before an insert vouches for it, by finding a key there or
-      // by appending after it.
-      AGENTCTX_TRY(file.sync());
-      AGENTCTX_TRY(fs_->sync_dir(io::parent_directory(path_)));
-      durable_end_ = valid_end_;
+    // What this process read but did not write (the header, rows) may be a
+    // killed writer's, in the page cache only, the file's name too: made
+    // durable before an insert vouches for it, by finding a key there or by
+    // appending after it (the append's own sync then covers the bytes).
+    const bool read_unsynced = durable_end_ < valid_end_;
+    if (all_present()) {
+      if (read_unsynced) {
+        AGENTCTX_TRY(file.sync());
+        AGENTCTX_TRY(fs_->sync_dir(io::parent_directory(path_)));
+        durable_end_ = valid_end_;
+      }
+      return {};
     }
-    if (all_present()) return {};
 
     std::vector<std::byte> records;
     const std::size_t first_new_row = rows_.size();
@@ -294,6 +297,7 @@ class embedding_cache {
       writer.u32(crc32(std::span<const std::byte>(records).subspan(start)));
     }
     auto written = append_synced(file, records);
+    if (written && read_unsynced) written = fs_->sync_dir(io::parent_directory(path_));
     if (!written) {
       forget_rows_from(first_new_row);
       return written;

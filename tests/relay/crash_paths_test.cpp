@@ -500,6 +500,13 @@ struct repair_run {
   bool completed = false;
 };
 
+/// The repair both repair tests crash: of /r, its clock at 7 ms.
+repair_run repair_store(io::file_system& fs) {
+  relay::repair_options o;
+  o.clock = [] { return std::uint64_t{7}; };
+  return repair_run{relay::store::repair(fs, "/r", o).has_value()};
+}
+
 }  // namespace
 
 TEST_CASE("relay repair that recreates a project and relinks a fact, crashed at every step, then repaired again") {
@@ -544,11 +551,7 @@ TEST_CASE("relay repair that recreates a project and relinks a fact, crashed at 
   }
   const io::memory_file_system_state initial = memory.snapshot();
   io::fault_injecting_file_system faulty(memory);
-  const auto workload = [](io::file_system& fs) {
-    relay::repair_options o;
-    o.clock = [] { return std::uint64_t{7}; };
-    return repair_run{relay::store::repair(fs, "/r", o).has_value()};
-  };
+  const auto workload = repair_store;
   REQUIRE(workload(faulty).completed);
   const std::uint64_t images = crash_support::crash_at_every_operation(
       memory, initial, faulty, 51, 200, workload, [&](io::memory_file_system& m, const repair_run& run, const std::string& image) {
@@ -826,11 +829,7 @@ TEST_CASE("relay repair killed at any step, repaired again, then written to and 
   }
   const io::memory_file_system_state initial = memory.snapshot();
   io::fault_injecting_file_system faulty(memory);
-  const auto workload = [](io::file_system& fs) {
-    relay::repair_options o;
-    o.clock = [] { return std::uint64_t{7}; };
-    return repair_run{relay::store::repair(fs, "/r", o).has_value()};
-  };
+  const auto workload = repair_store;
   REQUIRE(workload(faulty).completed);
   const auto recover = [](io::memory_file_system& m, const std::string& where) -> std::optional<std::string> {
     relay::repair_options o;

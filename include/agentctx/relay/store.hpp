@@ -392,9 +392,9 @@ class store {
   }
 
   /// Archives (soft delete, section 5.2) or restores a project.
-  /// Errors: not_found, invalid_argument (an id that is not UTF-8).
+  /// Errors: not_found, invalid_argument (an id that is not UTF-8:
+  /// project_not_found says so).
   result<const project*> set_archived(const std::string& project_id, bool archived) {
-    AGENTCTX_TRY(detail::check_utf8_input("project_id", project_id));
     auto* state = find_project_state(project_id);
     if (state == nullptr) return no_project(project_id);
     if (state->info.archived() == archived) return &state->info;
@@ -674,7 +674,7 @@ class store {
   result<std::size_t> invalidate_fact(const std::string& project_id, const std::string& subject,
                                       const std::string& predicate, std::optional<std::string> value = {}) {
     AGENTCTX_TRY(check_writable());
-    AGENTCTX_TRY(detail::check_utf8_input("project_id", project_id));
+    // (A project id that is not UTF-8 is refused by project_not_found.)
     AGENTCTX_TRY(detail::check_utf8_input("subject", subject));
     AGENTCTX_TRY(detail::check_utf8_input("predicate", predicate));
     if (value) AGENTCTX_TRY(detail::check_utf8_input("value", *value));

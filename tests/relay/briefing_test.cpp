@@ -9,6 +9,7 @@
 #include "agentctx/relay/export.hpp"
 #include "agentctx/relay/search.hpp"
 #include "relay_test_support.hpp"
+#include "support/hash_layer.hpp"
 #include "support/random.hpp"
 
 namespace relay_briefing_test {
@@ -565,6 +566,43 @@ TEST_CASE("with the hash embedder a package is related only by a word it shares 
     CHECK(hit_ids(require_value(relay::pull_relevant(store, "proj_demo", long_query, 5, hash, kept))) ==
           std::vector<std::string>{"beta"});
   }
+}
+
+TEST_CASE("with the hash embedder a shared word relates whatever the cosine; only spaced texts are read for it") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  const std::string osaka = "\xE5\xA4\xA7\xE9\x98\xAA";
+  // Each text holds the query's word and one that cancels it in the hash
+  // embedder's vector (cosine 0 with the query): once left out, as only a
+  // positive cosine let a word BM25 does not see relate.
+  require_value(store.deposit(package("cjk", "proj_demo", osaka + "\xE3\x80\x80" + test_support::cancelling_word(osaka, 128))));
+  require_value(store.deposit(package("beta", "proj_demo", "betaword " + test_support::cancelling_word("betaword", 128))));
+  require_value(store.deposit(package("other", "proj_demo", "nothing in common")));
+  std::string long_query;
+  for (int i = 0; i < 64; ++i) long_query += "junk" + std::to_string(i) + " ";
+  long_query += "betaword";
+  agentctx::agdb::hash_embedder hash;
+  relay::relevance_index index;
+  for (relay::relevance_index* kept : both_ways(index)) {
+    const auto cjk = require_value(relay::pull_relevant(store, "proj_demo", osaka, 5, hash, kept));
+    CHECK(hit_ids(cjk) == std::vector<std::string>{"cjk"});
+    if (!cjk.empty()) CHECK(cjk[0].vector_score <= 0.0);
+    const auto beta = require_value(relay::pull_relevant(store, "proj_demo", long_query, 5, hash, kept));
+    CHECK(hit_ids(beta) == std::vector<std::string>{"beta"});
+    if (!beta.empty()) CHECK(beta[0].vector_score <= 0.0);
+    // BM25 sees the word: related by it, cosine 0 or not.
+    CHECK(hit_ids(require_value(relay::pull_relevant(store, "proj_demo", "betaword", 5, hash, kept))) ==
+          std::vector<std::string>{"beta"});
+  }
+
+  CHECK(relay::detail::holds_non_ascii_space("a\xE3\x80\x80" "b"));
+  CHECK(relay::detail::holds_non_ascii_space("0123456789abcdef\xC2\xA0"));
+  CHECK_FALSE(relay::detail::holds_non_ascii_space("0123456789abcdef \t\n caf\xC3\xA9 \xE3\x80\x81"));
+  CHECK_FALSE(relay::detail::holds_non_ascii_space("\xE3\x80"));  // cut short: not a space
+  const agentctx::agdb::bm25_query lexical("Zebra-crossing, \xE5\xA4\xA7\xE9\x98\xAA");
+  CHECK(relay::detail::every_word_holds_a_term("Zebra-crossing, \xE5\xA4\xA7\xE9\x98\xAA", lexical));
+  CHECK_FALSE(relay::detail::every_word_holds_a_term("zebra ->", agentctx::agdb::bm25_query("zebra ->")));
+  CHECK_FALSE(relay::detail::every_word_holds_a_term(long_query, agentctx::agdb::bm25_query(long_query)));
 }
 
 TEST_CASE("a global relevant pull leaves archived projects out; naming one searches it") {

@@ -1,6 +1,7 @@
-// Test helper: a layer file whose rows are the hash embedding (dim 128) of
-// the chunks' contents, as `agentsdb compile` would embed them, so that a
-// text query finds the chunk with the same text first.
+// Test helpers for the hash embedder: a layer file whose rows are the hash
+// embedding (dim 128) of the chunks' contents, as `agentsdb compile` would
+// embed them, so that a text query finds the chunk with the same text first;
+// and a word that cancels another in one text's embedding.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -70,6 +71,18 @@ inline std::vector<std::byte> file_bytes(agentctx::io::file_system& fs, const st
   auto mapped = fs.map(path);
   REQUIRE(mapped.has_value());
   return {mapped->bytes().begin(), mapped->bytes().end()};
+}
+
+/// A word ("c0", "c1", ...) whose hash embedder bucket at `dim` is `word`'s,
+/// with the other sign: in one text the two cancel out.
+inline std::string cancelling_word(std::string_view word, std::size_t dim = 128) {
+  const agentctx::agdb::detail::bucket_of_hash bucket(dim);
+  const std::uint32_t h = agentctx::agdb::fnv1a32(word);
+  for (int i = 0;; ++i) {
+    std::string candidate = "c" + std::to_string(i);
+    const std::uint32_t c = agentctx::agdb::fnv1a32(candidate);
+    if (bucket(c) == bucket(h) && ((c ^ h) & 0x80000000u) != 0) return candidate;
+  }
 }
 
 }  // namespace test_support

@@ -8,17 +8,20 @@
 // open_questions, handoff_note and content_md, one per line. Quarantined
 // packages are never candidates.
 //
-// Only packages related to the query are ranked. A package is related when
-// its text holds a term of the query (BM25, lexical_scorer.hpp: runs of
-// ASCII letters and digits, case-insensitive, or of bytes >= 0x80; the
-// query's first 64 terms), or when its vector's cosine with the query's is
-// above 0 and, with the hash embedder, it also holds a word of the query as
-// that embedder splits words (at Unicode white space, exact bytes). The hash
-// embedder's vector of a text is nothing but those words hashed into `dim`
-// buckets (hash_embedder.hpp): two texts without a word in common have a
-// positive cosine only where different words collide in a bucket, which
-// relates nothing. With it the vectors only order the packages that share a
-// word with the query. Equal scores: the earlier
+// Only packages related to the query are ranked. With the hash embedder (the
+// relay CLIs' default) a package is related when it shares a word with the
+// query: its text holds a term of the query as BM25 reads terms
+// (lexical_scorer.hpp: runs of ASCII letters and digits, case-insensitive,
+// or of bytes >= 0x80; the query's first 64 terms), or a word of the query as
+// the hash embedder splits words (at Unicode white space, exact bytes), which
+// BM25 may not see: it reads a word across non-ASCII white space (U+3000,
+// U+00A0) and keeps 64 terms of a query. The hash embedder's vector of a text
+// is nothing but those words hashed into `dim` buckets with a sign
+// (hash_embedder.hpp): a positive cosine without a shared word is collisions,
+// and a shared word's cosine may be cancelled by others, so the vectors only
+// order the packages related so, whatever the sign of their cosine. With any
+// other embedder a package is related when it holds a query term, or when
+// its vector's cosine with the query's is above 0. Equal scores: the earlier
 // deposit first, whatever the order of the candidates (packages tied in
 // both rankings share each rank, so they fuse to equal scores).
 //
@@ -119,6 +122,58 @@ inline std::vector<std::uint32_t> token_hashes(std::string_view text) {
   return out;
 }
 
+// Whether `text` holds a White_Space character outside ASCII (U+0085,
+// U+00A0, U+1680, U+2000..U+200A, U+2028, U+2029, U+202F, U+205F, U+3000):
+// where BM25 reads one word and the hash embedder two. ASCII text is passed
+// over eight bytes at a time.
+inline bool holds_non_ascii_space(std::string_view text) noexcept {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t at = 0;
+  while (at < n) {
+    if (n - at >= 8) {
+      std::uint64_t word;
+      std::memcpy(&word, s + at, 8);
+      if ((word & 0x8080808080808080ull) == 0) {
+        at += 8;
+        continue;
+      }
+    }
+    if (s[at] >= 0x80 && agdb::detail::non_ascii_white_space_length(s + at, n - at) != 0) return true;
+    ++at;
+  }
+  return false;
+}
+
+// Whether every word of `query`, as the hash embedder splits words, holds a
+// term `lexical` (the query's BM25 terms) keeps. Then a package holds a word
+// of the query only if it holds one of those terms too, unless its text has
+// non-ASCII white space next to the word (holds_non_ascii_space): only then
+// can a package share a word with the query that BM25 does not see.
+inline bool every_word_holds_a_term(std::string_view query, const agdb::bm25_query& lexical) {
+  const auto* s = reinterpret_cast<const unsigned char*>(query.data());
+  const std::size_t n = query.size();
+  std::string term;
+  std::size_t at = 0;
+  while (at < n) {
+    if (const std::size_t space = agdb::detail::white_space_length(s + at, n - at); space != 0) {
+      at += space;
+      continue;
+    }
+    const std::size_t start = at;
+    while (at < n && agdb::detail::white_space_length(s + at, n - at) == 0) ++at;
+    bool kept = false;
+    agdb::for_each_lexical_token(query.substr(start, at - start), [&](std::string_view token) {
+      if (kept) return;
+      term.clear();
+      agdb::lower_ascii_into(term, token);
+      kept = std::find(lexical.terms().begin(), lexical.terms().end(), term) != lexical.terms().end();
+    });
+    if (!kept) return false;
+  }
+  return true;
+}
+
 // Whether `text` holds a token of the hash embedder whose hash is among the
 // sorted `wanted`: a word it shares with the query, as the hash embedder
 // splits words (at any Unicode white space, punctuation kept), which BM25
@@ -134,17 +189,19 @@ inline bool holds_hashed_token(std::string_view text, std::span<const std::uint3
 
 // What rank_relevant and relevance_index share once they have, for each of
 // the `live` packages (not quarantined, in deposit order), its vector (row i
-// of `rows`) and its counts of the query's terms (`frequencies`, live.size()
-// x terms, and `lengths`), with `lexical` holding the statistics of exactly
-// those packages: the cosine ranking, the BM25 ranking and their fusion, of
-// the packages related to the query (`vector_relates`: whether a positive
-// cosine relates by itself, else a package must hold a query term or a
-// hash-embedder word of `query`). Ties go to the smaller index (both
-// rankings and the fusion break them so), which is the earlier deposit.
+// of `rows`), its counts of the query's terms (`frequencies`, live.size() x
+// terms, and `lengths`) and whether its text holds non-ASCII white space
+// (`spaced`), with `lexical` holding the statistics of exactly those
+// packages: the cosine ranking, the BM25 ranking and their fusion, of the
+// packages related to the query (`vector_relates`: whether a positive cosine
+// relates by itself; else a package must share a word with `query`, see the
+// file comment). Ties go to the smaller index (both rankings and the fusion
+// break them so), which is the earlier deposit.
 inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* const> live, const std::byte* rows,
                                                 std::span<const float> query_vector, const agdb::bm25_query& lexical,
                                                 std::span<const std::uint32_t> frequencies,
-                                                std::span<const std::uint32_t> lengths, std::size_t limit,
+                                                std::span<const std::uint32_t> lengths,
+                                                std::span<const std::uint8_t> spaced, std::size_t limit,
                                                 std::string_view query, bool vector_relates) {
   const std::size_t pool = agdb::hybrid_pool(limit);
   std::vector<double> bm25(live.size(), 0.0);
@@ -172,26 +229,30 @@ inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* 
   vector::dot_f32_rows(query_vector, rows, live.size(), dots.data(), norms.data());
   std::vector<double> cosine(live.size());
   vector::top_k<std::uint32_t> vector_best(pool);
-  // Packages with a positive cosine but no query term, with the hash
-  // embedder: related only if they hold a word of the query as it splits
-  // words, which means reading their text. They are read best cosine first,
-  // and only while one could still enter the vector ranking's `pool`.
+  // With the hash embedder, a package that holds no query term may still
+  // hold a word of the query that BM25 does not see (every_word_holds_a_term,
+  // holds_non_ascii_space): related only if it does, which means reading its
+  // text. Such packages are read best cosine first, and only while one could
+  // still enter the vector ranking's `pool`. When every word of the query
+  // holds a term, only packages with non-ASCII white space are read at all.
+  const bool any_word_unseen = !vector_relates && !every_word_holds_a_term(query, lexical);
   std::vector<std::uint32_t> unsure;
   std::vector<float> sure;  // the cosines of the others that enter, best first once sorted
   for (std::size_t i = 0; i < live.size(); ++i) {
     const float denominator = std::sqrt(norms[i]) * query_norm;
     cosine[i] = denominator > 0.0f ? dots[i] / denominator : 0.0;
-    // A package no closer to the query than an unrelated one (cosine <= 0)
-    // is not "semantically related" (section 8.2), nor, with the hash
-    // embedder, one that shares no word with the query (its cosine is
-    // collisions): a query term, or a word as the embedder splits words.
-    if (cosine[i] <= 0.0) continue;
-    if (!vector_relates && !holds_term[i]) {
-      unsure.push_back(static_cast<std::uint32_t>(i));
+    if (vector_relates) {
+      // A package no closer to the query than an unrelated one (cosine <= 0)
+      // is not "semantically related" (section 8.2).
+      if (cosine[i] > 0.0) vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
       continue;
     }
-    vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
-    if (!vector_relates) sure.push_back(static_cast<float>(cosine[i]));  // only the hash embedder has unsure ones
+    if (holds_term[i]) {
+      vector_best.push(static_cast<float>(cosine[i]), static_cast<std::uint32_t>(i));
+      sure.push_back(static_cast<float>(cosine[i]));
+    } else if (any_word_unseen || spaced[i] != 0) {
+      unsure.push_back(static_cast<std::uint32_t>(i));
+    }
   }
   if (!unsure.empty()) {
     std::sort(unsure.begin(), unsure.end(), [&](std::uint32_t a, std::uint32_t b) {
@@ -253,8 +314,8 @@ inline std::vector<const stored_package*> unquarantined(std::span<const stored_p
 /// The `limit` packages most relevant to `query` among `candidates`, best
 /// first (equal scores: the earlier deposit first, in whatever order the
 /// candidates come); fewer, or none, when fewer are related to it at all (see
-/// the file comment: a query term in its text, or, with any embedder but the
-/// hash one, a cosine with the query above 0). Errors:
+/// the file comment: with the hash embedder a word in common, with any other
+/// a query term in its text or a cosine with the query above 0). Errors:
 /// invalid_argument for an empty query or a limit of 0; the embedder's errors.
 /// Builds every package's text, vector and term counts for this one query: a
 /// process that ranks more than once keeps a relevance_index instead.
@@ -283,8 +344,13 @@ inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_pa
       lengths[i] = lexical.add_document(views[i], std::span(frequencies).subspan(i * terms, terms));
     }
   }
+  const bool vector_relates = detail::vector_alone_relates(embedder.profile());
+  std::vector<std::uint8_t> spaced(live.size(), 0);
+  if (!vector_relates) {
+    for (std::size_t i = 0; i < live.size(); ++i) spaced[i] = detail::holds_non_ascii_space(views[i]) ? 1 : 0;
+  }
   return detail::fuse_relevance(live, vectors.bytes(), vectors.rows(live.size(), 1), lexical, frequencies, lengths,
-                                limit, query, detail::vector_alone_relates(embedder.profile()));
+                                spaced, limit, query, vector_relates);
 }
 
 /// rank_relevant for a process that ranks many times (relay serve, an agent
@@ -298,7 +364,7 @@ inline result<std::vector<relevant_hit>> rank_relevant(std::span<const stored_pa
 /// an entry whose package changed is computed again. Candidates from two
 /// stores whose places collide (one place, different bytes) are ranked
 /// without the index (rank_relevant). A change of the embedder's profile
-/// empties it. Not thread-safe. Memory: one vector and a hash per place up to
+/// empties it. Not thread-safe. Memory: one vector, a hash and a byte per place up to
 /// the highest place ranked (the store's size, for a store's packages), eight
 /// bytes per distinct term of each package ranked, and each distinct term's
 /// bytes; it never shrinks but by clear().
@@ -336,8 +402,10 @@ class relevance_index {
         lexical.add_counts(counts, lengths[i]);
       }
     }
+    std::vector<std::uint8_t> spaced(live.size());
+    for (std::size_t i = 0; i < live.size(); ++i) spaced[i] = spaced_[live[i]->sequence];
     return detail::fuse_relevance(live, vectors.bytes(), vectors.rows(live.size(), 1), lexical, frequencies,
-                                  lengths, limit, query, detail::vector_alone_relates(*profile_));
+                                  lengths, spaced, limit, query, detail::vector_alone_relates(*profile_));
   }
 
   /// Packages whose vector and counts the index holds.
@@ -350,6 +418,7 @@ class relevance_index {
   void clear() {
     hashes_.clear();
     vectors_.clear();
+    spaced_.clear();
     lexical_.clear();
     seen_.clear();
     profile_.reset();
@@ -397,10 +466,12 @@ class relevance_index {
       const std::size_t size = std::max<std::size_t>(highest + 1, hashes_.size() * 2);
       hashes_.resize(size);
       vectors_.resize(size * dim);
+      spaced_.resize(size);
     }
     for (std::size_t k = 0; k < missing.size(); ++k) {
       const std::uint64_t sequence = missing[k]->sequence;
       lexical_.set(sequence, views[k]);
+      spaced_[sequence] = detail::holds_non_ascii_space(views[k]) ? 1 : 0;
       std::memcpy(vectors_.data() + sequence * dim, fresh.data() + k * dim, dim * sizeof(float));
       hashes_[sequence] = missing[k]->deposited_hash;
     }
@@ -410,6 +481,7 @@ class relevance_index {
   std::optional<agdb::embedding_profile> profile_;
   std::vector<std::string> hashes_;  // by stored_package::sequence: the deposited hash indexed, or empty
   std::vector<float> vectors_;        // by sequence, profile_->dim each
+  std::vector<std::uint8_t> spaced_;  // by sequence: its text holds non-ASCII white space
   agdb::lexical_index lexical_;       // by sequence
   struct seen {
     std::uint64_t call = 0;  // the rank() call that last saw the place

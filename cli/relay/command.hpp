@@ -78,7 +78,12 @@ inline void inherit_global_options(CLI::App& sub, std::string& store, bool* json
       store = global_store->as<std::string>();
     }
     const CLI::Option* global_json = root->get_option_no_throw("--json");
-    if (json != nullptr && global_json != nullptr && global_json->count() > 0) *json = true;
+    if (global_json != nullptr && global_json->count() > 0) {
+      if (json == nullptr) {
+        throw CLI::ValidationError(sub.get_name() + " takes no --json: it speaks JSON-RPC on standard output");
+      }
+      *json = true;
+    }
   });
 }
 
@@ -203,15 +208,24 @@ inline int output_failure(const common_options& o) {
 }
 
 /// True when the command line asks for --json (before a "--" that ends the
-/// options): how an argument error is reported when the parse did not get far
+/// options) and its command is not serve, whose standard output is the MCP
+/// channel: how an argument error is reported when the parse did not get far
 /// enough to say.
 inline bool asks_for_json(int argc, char** argv) {
+  bool json = false;
+  bool command_seen = false;
   for (int i = 1; i < argc; ++i) {
     const std::string_view argument = argv[i];
-    if (argument == "--") return false;
-    if (argument == "--json") return true;
+    if (argument == "--") break;
+    if (argument == "--json") json = true;
+    if (argument == "--store") {
+      ++i;  // its value, which may be any name
+    } else if (!command_seen && !argument.starts_with("-")) {
+      if (argument == "serve") return false;
+      command_seen = true;
+    }
   }
-  return false;
+  return json;
 }
 
 /// Parses the command line and runs the command it names (run_command_line);

@@ -13,8 +13,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "relay (agentctx) " + std::string(agentctx::version));
   app.require_subcommand(1);
   relay_cli::add_global_options(app);
-  app.footer("Every command takes --store DIR (default ./.relay), before or after its name; all but serve take --json\n"
-             "(one JSON document on stdout).\n" +
+  app.footer("Every command takes --store DIR (default ./.relay), before the command or after its whole name\n"
+             "(relay --store DIR project list, relay project list --store DIR); all but serve take --json (one JSON\n"
+             "document on stdout).\n" +
              std::string(relay_cli::exit_codes_help) + "\nRun 'relay COMMAND --help' for the options of a command.");
 
   relay_cli::command_table table;

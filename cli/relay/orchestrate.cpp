@@ -7,7 +7,6 @@
 // ranked by the hybrid search, embedded as for pull --mode relevant.
 #include <cstdio>
 #include <iostream>
-#include <limits>
 #include <optional>
 #include <string>
 
@@ -140,11 +139,12 @@ void register_orchestrate(CLI::App& app, command_table& table) {
   sub->add_option("--focus", opts->focus, "A topic: adds the packages most similar to it as snippets");
   sub->add_option("--snippets", opts->snippets,
                   "How many snippets at the most (with --focus; default " +
-                      std::to_string(relay::orchestrate_options{}.snippets) + ")")
+                      std::to_string(relay::orchestrate_options{}.snippets) + ", at most " +
+                      std::to_string(relay::max_pull_limit) + ")")
       ->check(agentctx_cli::positive_count_at_most(relay::max_pull_limit));
-  sub->add_option("--window-days", opts->window_days, "Packages created in the last N days")
+  sub->add_option("--window-days", opts->window_days, "Packages created in the last N days (at most 36500)")
       ->capture_default_str()
-      ->check(agentctx_cli::positive_count_at_most(std::numeric_limits<unsigned>::max()));
+      ->check(agentctx_cli::positive_count_at_most(relay::max_window_days));
   agentctx_cli::add_embedder_options(*sub, opts->embedder);
   add_common_options(*sub, *opts);
 }

@@ -7,7 +7,6 @@
 // (both: the tighter one) the least significant items are left out until the
 // bundle fits; one that cannot be made to fit is marked over budget (exit 0).
 #include <iostream>
-#include <limits>
 #include <optional>
 #include <string>
 
@@ -105,9 +104,9 @@ int run_orient(const orient_cli_options& o) {
 void register_orient(CLI::App& app, command_table& table) {
   auto [sub, opts] = add_command(app, table, "orient", "Print the orientation bundle that starts a session", run_orient);
   sub->add_option("--project", opts->project, "The project")->required();
-  sub->add_option("--window-days", opts->window_days, "Packages created in the last N days")
+  sub->add_option("--window-days", opts->window_days, "Packages created in the last N days (at most 36500)")
       ->capture_default_str()
-      ->check(agentctx_cli::positive_count_at_most(std::numeric_limits<unsigned>::max()));
+      ->check(agentctx_cli::positive_count_at_most(relay::max_window_days));
   sub->add_option("--max-packages", opts->max_packages,
                   "At most N packages, the newest of the window (the bundle says how many it left out)")
       ->capture_default_str()

@@ -115,7 +115,7 @@ std::pair<CLI::App*, std::shared_ptr<project_options>> add_project_command(CLI::
                                                                            bool writes) {
   auto [sub, opts] = add_command(parent, table, name, description, run);
   // The id as a positional, or as --project like every other command.
-  sub->add_option("ID,--project", opts->project, "The project id, given either way (once)")->required();
+  sub->add_option("ID,--project", opts->project, "The project id, as ID or as --project ID (one of the two)")->required();
   if (writes) {
     add_writer_options(*sub, *opts, name == "create" ? store_use::created : store_use::read);
   } else {

@@ -104,12 +104,14 @@ void register_pull(CLI::App& app, command_table& table) {
       ->required()
       ->check(CLI::IsMember({"latest", "specific", "relevant"}));
   sub->add_option("--project", opts->project,
-                  "The project (latest, relevant: required for latest; relevant searches every project not archived "
-                  "without it)")
+                  "The project: required for latest; relevant searches every project not archived without it; "
+                  "specific needs it when several projects hold the id")
       ->check(agentctx_cli::non_empty);
   sub->add_option("--package", opts->package, "The package id (specific)");
   sub->add_option("--query", opts->query, "The text to rank packages against (relevant)");
-  sub->add_option("--limit", opts->limit, "How many packages at the most (latest, relevant; default 5)")
+  sub->add_option("--limit", opts->limit,
+                  "How many packages at the most (latest, relevant; default 5, at most " +
+                      std::to_string(relay::max_pull_limit) + ")")
       ->check(agentctx_cli::positive_count_at_most(relay::max_pull_limit));
   agentctx_cli::add_embedder_options(*sub, opts->embedder);
   add_common_options(*sub, *opts);

@@ -77,7 +77,7 @@ void register_session(CLI::App& app, command_table& table) {
       ->check(CLI::IsMember({"agent", "human", "script"}));
   add_writer_options(*start, *start_opts, store_use::created);
   auto [end, end_opts] = add_command(*session, table, "end", "End a session", run_end);
-  end->add_option("ID,--session", end_opts->session, "The session id, given either way (once)")->required();
+  end->add_option("ID,--session", end_opts->session, "The session id, as ID or as --session ID (one of the two)")->required();
   add_writer_options(*end, *end_opts);
   auto [list, list_opts] = add_command(*session, table, "list", "List sessions (of one project with --project)",
                                        run_list_sessions);

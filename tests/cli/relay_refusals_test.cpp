@@ -360,6 +360,21 @@ TEST_CASE("relay refuses options that do not apply to the mode asked for") {
                 "not-a-folder/: not a directory");
 }
 
+TEST_CASE("relay serve takes no --json, and its refusal leaves standard output, the MCP channel, empty") {
+  relay_fixture f;
+  const run_result after = f.run({"serve", "--json"});
+  check_failure(after, exit_usage, "unexpected argument '--json' (run 'relay serve --help' for usage)");
+  CHECK(after.out.empty());
+  const run_result before = cli_test::run(RELAY_BIN, {"--json", "serve", "--store", f.store}, f.dir.path());
+  check_failure(before, exit_usage, "serve takes no --json: it speaks JSON-RPC on standard output");
+  CHECK(before.out.empty());
+  // A store folder named serve is not the command: --json still applies.
+  const run_result named = cli_test::run(RELAY_BIN, {"--store", "serve", "--json", "pull"}, f.dir.path());
+  CHECK(named.exit_code == exit_usage);
+  CHECK(contains(named.out, "\"usage_error\""));
+  CHECK_FALSE(std::filesystem::exists(f.store));
+}
+
 TEST_CASE("relay refuses an empty --project where it is optional, instead of reading it as no project") {
   relay_fixture f;
   deposit(f, "pkg_1");

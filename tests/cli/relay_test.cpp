@@ -24,6 +24,7 @@
 #include "agentctx/relay/store.hpp"
 #include "cli/cli_test_support.hpp"
 #include "io/io_test_support.hpp"
+#include "support/hash_layer.hpp"
 #if defined(RELAY_BIN)
 #include "cli/relay_cli_support.hpp"
 #endif
@@ -500,6 +501,18 @@ TEST_CASE("relay pull --mode relevant and orchestrate rank by the hybrid search,
   CHECK(global_text.out.starts_with("# Digest: every active project\n"));
   CHECK(contains(global_text.out, "\n## Projects (2)\n- proj_demo: 2 packages, 0 active facts, 0 open questions, "
                                   "0 awaiting review\n"));
+  // A word the query shares with a package relates it whatever its cosine:
+  // here BM25 reads "東京　大阪" as one word, and the other word of the title
+  // cancels "大阪" in the hash embedder's vector.
+  const std::string osaka = "\xE5\xA4\xA7\xE9\x98\xAA";
+  f.deposit(package_text("pkg_osaka", "\xE6\x9D\xB1\xE4\xBA\xAC\xE3\x80\x80" + osaka + " " +
+                                          test_support::cancelling_word(osaka),
+                         "proj_cjk"));
+  simdjson::dom::parser cjk_parser;
+  auto cjk = f.json(cjk_parser, {"pull", "--mode", "relevant", "--project", "proj_cjk", "--query", osaka});
+  REQUIRE(array_of(cjk, "packages").size() == 1);
+  CHECK(text_of(array_of(cjk, "packages").at(0).value()["package"].value(), "package_id") == "pkg_osaka");
+  CHECK(array_of(cjk, "packages").at(0).value()["vector_score"].get_double().value() <= 0.0);
   check_failure(f.run({"orchestrate", "--project", "proj_nowhere"}), exit_not_found, "does not exist");
 }
 
@@ -1119,7 +1132,11 @@ TEST_CASE("relay: argument errors with --json print the usage_error document; --
 
   // Out of range and not a number: clear usage errors.
   check_failure(f.run({"orient", "--project", "proj_demo", "--window-days", "100000000000"}), exit_usage,
-                "--window-days: must be at most 4294967295, not '100000000000'");
+                "--window-days: must be at most 36500, not '100000000000'");
+  // 100 years at the most, as relay serve takes.
+  check_failure(f.run({"orient", "--project", "proj_demo", "--window-days", "36501"}), exit_usage,
+                "--window-days: must be at most 36500, not '36501'");
+  check_clean_success(f.run({"orient", "--project", "proj_demo", "--window-days", "36500"}));
   check_failure(f.run({"orchestrate", "--window-days", "99999999999999999999999"}), exit_usage, "must be at most");
   check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "s", "--predicate", "p", "--value", "v",
                        "--confidence", "abc"}),
@@ -1193,10 +1210,10 @@ TEST_CASE("relay: whole numbers print whole in --json output; text that is not U
           "cannot be written is an I/O error") {
   relay_fixture f;
   f.deposit(package_text("pkg_one", "Shipped archive"));
-  const run_result days = f.run({"orient", "--project", "proj_demo", "--window-days", "100000000", "--json"});
-  check_clean_success(days);
-  CHECK(contains(days.out, "\"window_days\": 100000000"));
-  CHECK_FALSE(contains(days.out, "e+"));
+  const run_result budget = f.run({"orient", "--project", "proj_demo", "--max-bytes", "100000000", "--json"});
+  check_clean_success(budget);
+  CHECK(contains(budget.out, "\"max_bytes\": 100000000"));
+  CHECK_FALSE(contains(budget.out, "e+"));
 
   check_failure(f.run({"project", "create", "p\xff"}), exit_invalid_schema, "UTF-8");
   check_json_failure(f.run({"project", "create", "p\xff", "--json"}), exit_invalid_schema, "invalid_schema", 400);

@@ -53,17 +53,22 @@ mcp::tool_registry test_tools() {
   failing.handler = [](simdjson::dom::object) { return mcp::tool_result::failure("it failed, as it always does"); };
   REQUIRE(tools.add(std::move(failing)).has_value());
 
-  // A tool whose errors are structured reports bad arguments in its own form.
+  // A tool whose errors are structured reports bad arguments and
+  // exceptions in its own form.
   mcp::tool_definition structured;
   structured.name = "structured";
-  structured.description = "Takes a count; reports bad arguments as {\"error\": message}";
+  structured.description = "Takes a count (0 throws); reports bad arguments and exceptions as {\"error\": message}";
   structured.input_schema = json_schema::object().required_property("n", json_schema::integer());
-  structured.handler = [](simdjson::dom::object) { return mcp::tool_result::object(R"({"ok":true})"); };
-  structured.argument_error = [](const std::string& message) {
+  structured.handler = [](simdjson::dom::object arguments) {
+    if (arguments["n"].get_int64().value() == 0) throw std::runtime_error("n is 0");
+    return mcp::tool_result::object(R"({"ok":true})");
+  };
+  constexpr auto as_error_object = [](const std::string& message) {
     std::string out;
     agentctx::json::writer(out).begin_object().key("error").value(message).end_object();
     return mcp::tool_result::failure(out);
   };
+  structured.failures = {.invalid_arguments = as_error_object, .internal_error = as_error_object};
   REQUIRE(tools.add(std::move(structured)).has_value());
 
   mcp::tool_definition throwing;
@@ -196,6 +201,7 @@ TEST_CASE("tools/call: text content always, structured content from 2025-06-18, 
     CHECK(s.call_error("echo", R"({})") == "invalid arguments for echo: text is required");
     CHECK(s.call_error("fail", R"({"x":1})") == "invalid arguments for fail: unknown property 'x' (none are taken)");
     CHECK(s.call_error("structured", R"({"n":"x"})") == R"({"error":"invalid arguments for structured: n must be an integer, not a string"})");
+    CHECK(s.call_error("structured", R"({"n":0})") == R"({"error":"internal error in structured: n is 0"})");
   }
 }
 

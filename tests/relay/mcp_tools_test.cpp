@@ -7,6 +7,7 @@
 #include <simdjson.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -554,6 +555,40 @@ TEST_CASE("an embedder that cannot search is 501 not_implemented") {
             .size() == 0);
 }
 
+TEST_CASE("an exception inside a tool is 500 internal_error in the protocol error's shape, and the server goes on") {
+  // An embedder of the caller's that throws (a remote provider's client,
+  // say) is the way an exception reaches a relay tool's handler.
+  class throwing_embedder final : public agdb::embedder {
+   public:
+    const agdb::embedding_profile& profile() const override { return profile_; }
+    agentctx::result<void> embed(std::span<const std::string_view>, std::span<float>) override {
+      if (throw_other) throw 42;
+      throw std::runtime_error("provider connection reset");
+    }
+    bool throw_other = false;
+
+   private:
+    agdb::embedding_profile profile_ = agdb::hash_embedding_profile(8);
+  };
+  io::memory_file_system fs;
+  throwing_embedder embedder;
+  relay_fixture relay(fs, &embedder);
+  auto s = relay.session();
+  require_value(relay.store.deposit(package("pkg_1")));
+  const protocol_failure e =
+      call_protocol_error(s, "relay_pull", R"({"mode":"relevant","project_id":"proj_demo","query":"archive"})");
+  CHECK(e.code == "internal_error");
+  CHECK(e.status == 500);
+  CHECK(e.message == "internal error in relay_pull: provider connection reset");
+  embedder.throw_other = true;
+  check_protocol_error(s, "relay_orchestrate", R"({"project_id":"proj_demo","focus":"archive"})", "internal_error", 500,
+                       "internal error in relay_orchestrate: an exception that is not a std::exception");
+  // The server and the store go on.
+  CHECK(str(s.call_ok("relay_pull", R"({"mode":"specific","package_id":"pkg_1"})")["packages"].at(0)["package"]
+                ["package_id"]) == "pkg_1");
+  require_value(relay.store.deposit(package("pkg_2")));
+}
+
 TEST_CASE("relay_orient: the orientation bundle, with a budget; an unknown project is 404") {
   memory_relay f;
   auto s = f.relay.session();
@@ -850,7 +885,11 @@ TEST_CASE("relay_assert_fact, relay_query_facts, relay_invalidate_fact: superses
   // Invalidation: only with a matching value, when given; then no current fact.
   const std::string key = R"("project_id":"proj_demo","subject":"longmemeval_s","predicate":"recall_any_at_5")";
   CHECK(s.call_ok("relay_invalidate_fact", "{" + key + R"(,"value":"1.0"})")["invalidated"].get_int64().value() == 0);
-  CHECK(s.call_ok("relay_invalidate_fact", "{" + key + "}")["invalidated"].get_int64().value() == 1);
+  CHECK(s.call_ok("relay_invalidate_fact", "{" + key + R"(,"object":"1.0"})")["invalidated"].get_int64().value() == 0);
+  check_argument_error(s, "relay_invalidate_fact", "{" + key + R"(,"value":"97.0","object":"97.0"})",
+                       "give value or object (the same), not both");
+  // `object`, section 8.7's name for the value.
+  CHECK(s.call_ok("relay_invalidate_fact", "{" + key + R"(,"object":"97.0"})")["invalidated"].get_int64().value() == 1);
   CHECK(s.call_ok("relay_invalidate_fact", "{" + key + "}")["invalidated"].get_int64().value() == 0);
   CHECK(s.call_ok("relay_query_facts", R"({"project_id":"proj_demo"})")["facts"].get_array().value().size() == 0);
   check_protocol_error(s, "relay_invalidate_fact", R"({"project_id":"proj_nope","subject":"a","predicate":"b"})",

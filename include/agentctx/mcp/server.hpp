@@ -265,12 +265,20 @@ class server {
     tool_result outcome;
     if (auto checked = tool->input_schema.validate(arguments, "the arguments"); !checked) {
       std::string refusal = "invalid arguments for " + tool->name + ": " + checked.error().message;
-      outcome = tool->argument_error ? tool->argument_error(refusal) : tool_result::failure(std::move(refusal));
+      outcome = tool->failures.invalid_arguments ? tool->failures.invalid_arguments(refusal)
+                                                 : tool_result::failure(std::move(refusal));
     } else {
+      std::optional<std::string> thrown;
       try {
         outcome = tool->handler(arguments.get_object().value_unsafe());
       } catch (const std::exception& e) {
-        outcome = tool_result::failure("internal error in " + tool->name + ": " + e.what());
+        thrown = "internal error in " + tool->name + ": " + e.what();
+      } catch (...) {
+        thrown = "internal error in " + tool->name + ": an exception that is not a std::exception";
+      }
+      if (thrown) {
+        outcome = tool->failures.internal_error ? tool->failures.internal_error(*thrown)
+                                                : tool_result::failure(std::move(*thrown));
       }
     }
     if (outcome.is_error) log(tool->name + ": " + outcome.text);

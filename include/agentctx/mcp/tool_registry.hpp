@@ -49,6 +49,17 @@ struct tool_result {
 /// throw; the server turns an exception into an isError result.
 using tool_handler = std::function<tool_result(simdjson::dom::object arguments)>;
 
+/// How a family of tools words the failures the server itself reports for
+/// them, given the whole message; unset: the message as the result's text.
+/// A family whose errors are structured (Relay's protocol errors) gives
+/// these the same structure.
+struct failure_wording {
+  /// Arguments that break input_schema ("invalid arguments for T: ...").
+  tool_result (*invalid_arguments)(const std::string& message) = nullptr;
+  /// An exception the handler threw ("internal error in T: ...").
+  tool_result (*internal_error)(const std::string& message) = nullptr;
+};
+
 struct tool_definition {
   std::string name;         ///< 1 to 128 of A-Z a-z 0-9 _ - . (the MCP naming rule)
   std::string title;        ///< display name (protocol 2025-06-18 and later)
@@ -57,11 +68,7 @@ struct tool_definition {
   std::optional<json_schema> output_schema;
   std::vector<std::string> aliases;  ///< other names tools/call accepts; never listed
   tool_handler handler;
-  /// The isError result for arguments that break input_schema, given the
-  /// message ("invalid arguments for T: ..."); unset: that message as the
-  /// text. A tool whose errors are structured (Relay's protocol errors)
-  /// gives them the same structure.
-  std::function<tool_result(const std::string& message)> argument_error;
+  failure_wording failures;
 };
 
 class tool_registry {
@@ -149,13 +156,12 @@ struct stateful_tool {
 };
 
 /// Adds every tool of `specs`, each calling its function with `state`
-/// (which the handlers share, and keep alive), and reporting arguments that
-/// break its schema with `argument_error` when given
-/// (tool_definition::argument_error). Errors: those of add().
+/// (which the handlers share, and keep alive), and reporting the server's
+/// own failures of them as `failures` words them. Errors: those of add().
 template <class State, std::size_t N>
 result<void> add_stateful_tools(tool_registry& registry, const std::shared_ptr<State>& state,
                                 const stateful_tool<State> (&specs)[N],
-                                tool_result (*argument_error)(const std::string& message) = nullptr) {
+                                failure_wording failures = {}) {
   for (const stateful_tool<State>& spec : specs) {
     AGENTCTX_TRY(registry.add(
         {.name = std::string(spec.name),
@@ -165,7 +171,7 @@ result<void> add_stateful_tools(tool_registry& registry, const std::shared_ptr<S
          .output_schema = spec.output,
          .aliases = {},
          .handler = [state, run = spec.run](simdjson::dom::object arguments) { return run(*state, arguments); },
-         .argument_error = argument_error}));
+         .failures = failures}));
   }
   return {};
 }

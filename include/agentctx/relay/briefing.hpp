@@ -69,6 +69,8 @@
 namespace agentctx::relay {
 
 inline constexpr unsigned default_window_days = 14;
+/// The longest window the relay CLIs and relay serve take: 100 years.
+inline constexpr unsigned max_window_days = 36'500;
 
 /// The largest orient budget taken: 1 TB (max_bytes), 250 G estimated tokens
 /// (max_tokens). A bound far above any bundle, so that the budget arithmetic

@@ -88,22 +88,24 @@ struct mcp_tool_options {
   /// relay_orchestrate accepts.
   std::size_t max_limit = max_pull_limit;
   /// The largest window_days relay_orient and relay_orchestrate accept.
-  unsigned max_window_days = 36'500;
+  unsigned max_window_days = relay::max_window_days;
 };
 
-/// The text of a tool error for a store error: {"error": {"code", "status",
-/// "message"}} with the protocol code and HTTP status of protocol_error_of().
-inline std::string protocol_error_json(const error& e) {
-  const protocol_error p = protocol_error_of(e);
+/// The text of a tool error: {"error": {"code", "status", "message"}}.
+inline std::string protocol_error_json(const protocol_error& p, std::string_view message) {
   std::string out;
   json::writer w(out);
   w.begin_object().key("error").begin_object();
   w.key("code").value(p.code);
   w.key("status").value(p.http_status);
-  w.key("message").value(e.describe());
+  w.key("message").value(message);
   w.end_object().end_object();
   return out;
 }
+
+/// The text of a tool error for a store error, with the protocol code and
+/// HTTP status of protocol_error_of().
+inline std::string protocol_error_json(const error& e) { return protocol_error_json(protocol_error_of(e), e.describe()); }
 
 namespace detail {
 
@@ -128,6 +130,13 @@ inline mcp::tool_result protocol_failure(const error& e) { return mcp::tool_resu
 /// arguments that break a tool's input schema through this too.
 inline mcp::tool_result invalid_arguments(const std::string& message) {
   return protocol_failure(make_error(errc::invalid_argument, message));
+}
+
+/// An exception a tool threw (a bug, or an embedder of the caller's that
+/// throws), as the server reports it: 500 internal_error, in the shape of
+/// every other failure, `message` "internal error in relay_pull: ...".
+inline mcp::tool_result internal_failure(const std::string& message) {
+  return mcp::tool_result::failure(protocol_error_json(protocol_error{"internal_error", 500}, message));
 }
 
 inline mcp::tool_result argument_failure(std::string_view tool, std::string_view problem) {
@@ -410,7 +419,9 @@ inline mcp::json_schema invalidate_input_schema() {
       .required_property("project_id", id_schema("The project"))
       .required_property("subject", id_schema("The fact's subject"))
       .required_property("predicate", id_schema("The fact's predicate"))
-      .property("value", json_schema::string().description("Only invalidate the current fact if it has this value"));
+      .property("value", json_schema::string().description("Only invalidate the current fact if it has this value"))
+      .property("object", json_schema::string().description(
+                              "The same as value, by the name section 8.7 gives it (give one of the two)"));
 }
 
 inline mcp::json_schema invalidate_output_schema() {
@@ -585,9 +596,12 @@ inline mcp::tool_result assert_tool(mcp_tool_state& state, simdjson::dom::object
 }
 
 inline mcp::tool_result invalidate_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
+  std::optional<std::string> value = string_argument(arguments, "value");
+  std::optional<std::string> object = string_argument(arguments, "object");
+  if (value && object) return argument_failure("relay_invalidate_fact", "give value or object (the same), not both");
   auto count =
       state.relay->invalidate_fact(*string_argument(arguments, "project_id"), *string_argument(arguments, "subject"),
-                                   *string_argument(arguments, "predicate"), string_argument(arguments, "value"));
+                                   *string_argument(arguments, "predicate"), value ? value : object);
   if (!count) return protocol_failure(count.error());
   return object_result(json::value::object_type{{"invalidated", *count}});
 }
@@ -744,7 +758,8 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
        "conformance_level and capabilities.",
        mcp::json_schema::object(), detail::conformance_output_schema(), detail::conformance_tool},
   };
-  return mcp::add_stateful_tools(registry, state, specs, detail::invalid_arguments);
+  return mcp::add_stateful_tools(registry, state, specs,
+                                 {.invalid_arguments = detail::invalid_arguments, .internal_error = detail::internal_failure});
 }
 
 }  // namespace agentctx::relay

@@ -3,6 +3,7 @@
 // atomic write (section 7.3), e.g.
 //   relay assert --project proj_demo --subject longmemeval_s --predicate recall_any_at_5 --value 97.0
 //   relay assert ... --valid-from 2026-04-10T12:00:00Z --source-package pkg_1a2b... --tag benchmark
+//   relay assert ... --extension x-trust=0.9 --extension 'x-origin={"tool":"bench"}'
 // The value already current is left as it is ("unchanged").
 #include <charconv>
 #include <cmath>
@@ -10,8 +11,11 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
+#include "agentctx/json/canonical.hpp"
 #include "relay/command.hpp"
 #include "relay/output.hpp"
 #include "relay/store_access.hpp"
@@ -23,11 +27,25 @@ struct assert_options : writer_options {
   relay::fact_assertion fact;
   std::optional<std::string> asserted_by;
   std::optional<std::string> asserted_by_type;
+  std::vector<std::string> extensions;  // NAME=JSON
 };
 
 int run_assert(const assert_options& o) {
   relay::fact_assertion input = o.fact;
   if (o.asserted_by) input.asserted_by = relay::actor{*o.asserted_by, *relay::parse_actor_type(*o.asserted_by_type), {}};
+  for (const std::string& given : o.extensions) {
+    // NAME=JSON (the validator made sure of the '='); the name's form and
+    // the value are the fact's: invalid_schema when wrong, as for a deposit.
+    const std::size_t equals = given.find('=');
+    const std::string name = given.substr(0, equals);
+    auto value = agentctx::json::parse(std::string_view(given).substr(equals + 1));
+    if (!value) {
+      return report_error(o, agentctx::make_error(agentctx::errc::invalid_argument,
+                                                  "--extension " + name + ": the value is not JSON: " +
+                                                      value.error().message));
+    }
+    input.extensions.emplace_back(name, std::move(*value));
+  }
   return with_writer(o, [&](relay::store& s) {
     auto asserted = s.assert_fact(input);
     if (!asserted) return report_error(o, asserted.error());
@@ -79,6 +97,14 @@ void register_assert(CLI::App& app, command_table& table) {
   by->needs(by_type);
   by_type->needs(by);
   sub->add_option("--tag", opts->fact.tags, "A tag (repeatable)");
+  sub->add_option("--extension", opts->extensions,
+                  "An extension member of the fact, NAME=JSON with NAME starting x- (repeatable): "
+                  "--extension x-trust=0.9")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            return text.find('=') == std::string::npos ? "must be NAME=JSON, not '" + text + "'" : std::string();
+          },
+          "NAME=JSON", "extension"));
   add_writer_options(*sub, *opts, store_use::created);
 }
 

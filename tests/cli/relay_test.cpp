@@ -317,6 +317,25 @@ TEST_CASE("relay assert, facts, history and invalidate keep the facts' timeline"
                        "--value", "back", "--valid-from", "2020-01-01T00:00:00Z"}),
                 exit_invalid_schema, "of the key's last fact");
 
+  // Extension members (section 12.1): --extension NAME=JSON, kept in the fact.
+  simdjson::dom::parser extended_parser;
+  auto extended = f.json(extended_parser, {"assert", "--project", "proj_demo", "--subject", "model", "--predicate",
+                                           "name", "--value", "m1", "--extension", "x-trust=0.9", "--extension",
+                                           R"(x-origin={"tool":"bench"})"});
+  CHECK(extended["fact"]["x-trust"].get_double().value() == 0.9);
+  CHECK(text_of(extended["fact"]["x-origin"].value(), "tool") == "bench");
+  auto listed = f.json(parser, {"history", "--project", "proj_demo", "--subject", "model", "--predicate", "name"});
+  CHECK(array_of(listed, "facts").at(0).value()["x-trust"].get_double().value() == 0.9);
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "model", "--predicate", "name", "--value",
+                       "m2", "--extension", "x-trust"}),
+                exit_usage, "--extension: must be NAME=JSON, not 'x-trust'");
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "model", "--predicate", "name", "--value",
+                       "m2", "--extension", "x-trust=high"}),
+                exit_invalid_schema, "--extension x-trust: the value is not JSON");
+  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "model", "--predicate", "name", "--value",
+                       "m2", "--extension", "trust=1"}),
+                exit_invalid_schema, "\"trust\" is not an extension member: their names start with x-");
+
   // A fact that starts in the future, invalidated, ends where it starts; the
   // project's export imports into another store.
   check_clean_success(f.run({"assert", "--project", "proj_demo", "--subject", "launch", "--predicate", "date",

@@ -57,6 +57,8 @@ TEST_CASE("json_schema writes the JSON Schema it checks") {
   CHECK(json_schema::object().to_json() == R"({"type":"object","properties":{},"additionalProperties":false})");
   CHECK(json_schema::object().allow_other_properties().to_json() ==
         R"({"type":"object","properties":{},"additionalProperties":true})");
+  CHECK(json_schema::object().allow_extensions().to_json() ==
+        R"({"type":"object","properties":{},"patternProperties":{"^x-":{}},"additionalProperties":false})");
   CHECK(example_schema().is_object_schema());
   CHECK_FALSE(json_schema::string().is_object_schema());
   CHECK(example_schema().find_property("k") != nullptr);
@@ -117,6 +119,13 @@ TEST_CASE("json_schema accepts what fits and names the first member that does no
   CHECK(check(json_schema::object().allow_other_properties(), R"({"a":1})") == "ok");
   // Members an open object does not declare are its reader's: given twice, they pass.
   CHECK(check(json_schema::object().allow_other_properties(), R"({"a":1,"a":2})") == "ok");
+  // Extension members (x-*): any value, each once; other undeclared members are still refused.
+  const json_schema extensible = json_schema::object().property("a", json_schema::integer()).allow_extensions();
+  CHECK(check(extensible, R"({"a":1,"x-k":{"deep":[1,null]},"x-":"empty suffix"})") == "ok");
+  CHECK(check(extensible, R"({"x-k":1,"x-k":2})") == "duplicate member name \"x-k\"");
+  CHECK(check(extensible, R"({"y-k":1})") == "unknown property 'y-k' (known: a)");
+  CHECK(check(json_schema::object().property("by", extensible), R"({"by":{"x-k":1,"x-k":1}})") ==
+        "by: duplicate member name \"x-k\"");
   CHECK(check(json_schema::array(json_schema::integer()), R"([1,"x"])") ==
         "the arguments[1] must be an integer, not a string");
 }

@@ -931,6 +931,21 @@ TEST_CASE("fact errors: invalid_schema, project_archived, project_not_found, and
   check_argument_error(s, "relay_invalidate_fact", R"({"project_id":"proj_demo","subject":"a"})",
                        "predicate is required");
   check_protocol_error(s, "relay_query_facts", R"({"project_id":"proj_nope"})", "project_not_found", 404, "proj_nope");
+  // x-* members (section 12.1): kept on the fact and on asserted_by; other
+  // unknown members are still refused, and an extension given twice.
+  const simdjson::dom::element extended = s.call_ok(
+      "relay_assert_fact", "{" + key + R"(,"value":"y","x-trust":0.9,"x-origin":{"tool":"bench","runs":[1,null]},)"
+                           R"("asserted_by":{"id":"a","type":"human","x-team":"evals"}})");
+  CHECK(extended["fact"]["x-trust"].get_double().value() == 0.9);
+  CHECK(extended["fact"]["x-origin"]["runs"].at(1).is_null());
+  CHECK(str(extended["fact"]["asserted_by"]["x-team"]) == "evals");
+  CHECK(s.call_ok("relay_query_facts", R"({"project_id":"proj_demo"})")["facts"].at(0)["x-trust"].get_double().value() ==
+        0.9);
+  check_argument_error(s, "relay_assert_fact", "{" + key + R"(,"value":"y","trust":0.9})", "unknown property 'trust'");
+  check_argument_error(s, "relay_assert_fact", "{" + key + R"(,"value":"y","x-t":1,"x-t":2})",
+                       "duplicate member name \"x-t\"");
+  check_argument_error(s, "relay_assert_fact", "{" + key + R"(,"value":"y","asserted_by":{"id":"a","type":"human","team":1}})",
+                       "unknown property 'asserted_by.team'");
 
   require_value(f.relay.store.set_archived("proj_demo", true));
   check_protocol_error(s, "relay_assert_fact", "{" + key + R"(,"value":"down"})", "project_archived", 403);

@@ -1848,6 +1848,67 @@ TEST_CASE("assert_fact: the current value again is a no-op unless it gives other
   CHECK(store.facts("proj_demo").size() == 1);
 }
 
+TEST_CASE("assert_fact keeps the x-* members it is given, on the fact and on asserted_by, through reopen and export") {
+  agentctx::io::memory_file_system fs;
+  std::string fact_id;
+  {
+    auto store = open_store(fs);
+    auto first = assertion("97.0", "2026-04-10T00:00:00Z");
+    first.extensions = {{"x-trust", 0.9}, {"x-origin", json::value::object_type{{"tool", "bench"}, {"run", 3}}}};
+    first.asserted_by = relay::actor{"bob", relay::actor_type::human, std::nullopt};
+    first.asserted_by_extensions = {{"x-team", "evals"}};
+    const auto asserted = require_value(store.assert_fact(first));
+    fact_id = asserted.asserted->fact_id;
+    CHECK(asserted.asserted->wire.find("x-trust")->as_number() == 0.9);
+    CHECK(asserted.asserted->wire.find("asserted_by")->find("x-team")->as_string() == "evals");
+    // The same value again: a no-op when the extensions given are the
+    // current fact's (or none are given), a new fact when one differs.
+    auto again = assertion("97.0", "2026-04-11T00:00:00Z");
+    CHECK_FALSE(require_value(store.assert_fact(again)).changed);
+    again.extensions = {{"x-trust", 0.9}};
+    CHECK_FALSE(require_value(store.assert_fact(again)).changed);
+    again.extensions = {{"x-trust", 0.5}};
+    const auto changed = require_value(store.assert_fact(again));
+    CHECK(changed.changed);
+    CHECK(changed.asserted->wire.find("x-origin") == nullptr);  // the new fact has what it was given
+
+    // Refused: a name that is not an extension's, one given twice, and
+    // asserted_by's extensions without asserted_by.
+    const auto check_error = [&](const agentctx::result<relay::assert_outcome>& r, agentctx::errc code,
+                                 std::string_view part) {
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code == code);
+      CHECK_MESSAGE(r.error().message.find(part) != std::string::npos, r.error().message);
+    };
+    auto bad = assertion("98.0", "2026-04-12T00:00:00Z");
+    bad.extensions = {{"trust", 1}};
+    check_error(store.assert_fact(bad), agentctx::errc::invalid_argument,
+                "\"trust\" is not an extension member: their names start with x-");
+    bad.extensions = {{"x-a", 1}, {"x-a", 2}};
+    check_error(store.assert_fact(bad), agentctx::errc::invalid_argument, "\"x-a\" is given twice");
+    bad.extensions = {};
+    bad.asserted_by_extensions = {{"x-team", "evals"}};
+    check_error(store.assert_fact(bad), agentctx::errc::invalid_argument,
+                "asserted_by's extension members need asserted_by");
+    bad.asserted_by = relay::actor{"bob", relay::actor_type::human, std::nullopt};
+    bad.asserted_by_extensions = {{"team", "evals"}};
+    check_error(store.assert_fact(bad), agentctx::errc::invalid_argument, "asserted_by.\"team\" is not an extension");
+    CHECK(store.history("proj_demo", "dashboard", "status").size() == 2);
+  }
+  auto reader = open_store(fs, true);
+  const relay::fact* kept = reader.find_fact(fact_id);
+  REQUIRE(kept != nullptr);
+  CHECK(kept->wire.find("x-origin")->find("run")->as_number() == 3);
+  CHECK(kept->wire.find("asserted_by")->find("x-team")->as_string() == "evals");
+  std::string exported;
+  require_ok(relay::export_ndjson(reader, "proj_demo", exported));
+  agentctx::io::memory_file_system other_fs;
+  auto other = open_store(other_fs);
+  require_value(relay::import_ndjson(other, exported));
+  REQUIRE(other.find_fact(fact_id) != nullptr);
+  CHECK(other.find_fact(fact_id)->wire == kept->wire);
+}
+
 TEST_CASE("a quarantined package is neither a fact's source nor returned by a deposit of its id") {
   agentctx::io::memory_file_system fs;
   {

@@ -13,7 +13,8 @@
 // "type" (one type or several, "null" included), "properties", "required",
 // "additionalProperties" (false unless allowed: unknown members are
 // refused; a declared member given twice is refused too, since a reader
-// would see only one of the values), "items", "minItems", "maxItems", "enum" (of strings),
+// would see only one of the values), "patternProperties" of "^x-" only
+// (allow_extensions: extension members, each once), "items", "minItems", "maxItems", "enum" (of strings),
 // "minLength" and "maxLength" (in code points, as the standard counts),
 // "minimum", "maximum", plus the annotations "description" and "default".
 // An "integer" is any JSON number with no fractional part (10 and 10.0).
@@ -25,6 +26,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -99,6 +101,14 @@ class json_schema {
   /// Objects: accept members that are not declared (default: refuse them).
   json_schema& allow_other_properties() {
     other_properties_ = true;
+    return *this;
+  }
+  /// Objects: accept members whose names start with "x-", of any value
+  /// ("patternProperties": {"^x-": {}}), each once; other undeclared
+  /// members are refused as before. The extension members of seed 001
+  /// section 12.1.
+  json_schema& allow_extensions() {
+    extensions_ = true;
     return *this;
   }
   json_schema& min_length(std::size_t code_points) {
@@ -181,6 +191,7 @@ class json_schema {
         }
         w.end_array();
       }
+      if (extensions_ && !other_properties_) w.key("patternProperties").begin_object().key("^x-").begin_object().end_object().end_object();
       w.key("additionalProperties").value(other_properties_);
     }
     if (!default_json_.empty()) w.key("default").raw(default_json_);
@@ -340,10 +351,21 @@ class json_schema {
     // simdjson keeps every member of a name; a declared one given twice would
     // be checked twice and read once (the first), so it is refused.
     std::vector<bool> seen(properties_.size());
+    std::vector<std::string_view> extensions_seen;
     for (const simdjson::dom::key_value_pair member : object) {
       const json_schema* schema = find_property(member.key);
       if (schema == nullptr) {
         if (other_properties_) continue;
+        if (extensions_ && member.key.starts_with("x-")) {
+          // An extension given twice would be read once, as a declared member would.
+          if (std::find(extensions_seen.begin(), extensions_seen.end(), member.key) != extensions_seen.end()) {
+            path.resize(parent_length);
+            return fail(errc::invalid_argument,
+                        (path.empty() ? std::string() : path + ": ") + json::detail::duplicate_name_message(member.key));
+          }
+          extensions_seen.push_back(member.key);
+          continue;
+        }
         std::string known;
         for (const property_entry& p : properties_) known += (known.empty() ? "" : ", ") + p.name;
         member_path(member.key);
@@ -399,6 +421,7 @@ class json_schema {
   std::vector<property_entry> properties_;
   std::vector<json_schema> property_schemas_;  // one per properties_ entry
   bool other_properties_ = false;
+  bool extensions_ = false;
   std::vector<json_schema> items_;  // one element for arrays
   std::vector<std::string> allowed_values_;
   std::optional<std::size_t> min_length_;

@@ -389,7 +389,8 @@ inline mcp::json_schema assert_input_schema() {
           // fact's asserted_by is then written without it.
           .property("session_id", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null})
                                       .description("The actor's session; null or absent: none"))
-          .description("Who asserts it (default: the source package's created_by)");
+          .allow_extensions()
+          .description("Who asserts it (default: the source package's created_by); x-* members are kept");
   return json_schema::object()
       .required_property("project_id", id_schema("The project"))
       .required_property("subject", id_schema("What the fact is about, e.g. longmemeval_s"))
@@ -400,7 +401,8 @@ inline mcp::json_schema assert_input_schema() {
       .property("confidence",
                 json_schema::number().minimum(0).maximum(1).default_json("1").description("From 0 to 1 (default 1)"))
       .property("asserted_by", std::move(actor_schema))
-      .property("tags", json_schema::array(json_schema::string()).description("Free-form labels"));
+      .property("tags", json_schema::array(json_schema::string()).description("Free-form labels"))
+      .allow_extensions();  // x-* members of the fact (section 12.1), kept as given
 }
 
 inline mcp::json_schema assert_output_schema() {
@@ -569,8 +571,28 @@ inline mcp::tool_result review_tool(mcp_tool_state& state, simdjson::dom::object
   return object_result(stored_package_json(**reviewed));
 }
 
+// The x-* members of `object` (the input schema let only those through
+// undeclared), parsed as the store parses JSON text: the members of the
+// assertion that are extensions (section 12.1).
+inline result<json::value::object_type> extension_members(simdjson::dom::object object, std::string_view where) {
+  json::value::object_type out;
+  for (const simdjson::dom::key_value_pair member : object) {
+    if (!member.key.starts_with("x-")) continue;
+    auto value = json::parse(simdjson::minify(member.value));
+    if (!value) {
+      return fail(errc::invalid_argument,
+                  std::string(where) + std::string(member.key) + ": " + value.error().message);
+    }
+    out.emplace_back(std::string(member.key), std::move(*value));
+  }
+  return out;
+}
+
 inline mcp::tool_result assert_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
   fact_assertion input;
+  auto extensions = extension_members(arguments, "");
+  if (!extensions) return protocol_failure(extensions.error());
+  input.extensions = std::move(*extensions);
   input.project_id = *string_argument(arguments, "project_id");
   input.subject = *string_argument(arguments, "subject");
   input.predicate = *string_argument(arguments, "predicate");
@@ -586,6 +608,9 @@ inline mcp::tool_result assert_tool(mcp_tool_state& state, simdjson::dom::object
     a.type = *parse_actor_type(*string_argument(by, "type"));
     a.session_id = string_argument(by, "session_id");
     input.asserted_by = std::move(a);
+    auto by_extensions = extension_members(by, "asserted_by.");
+    if (!by_extensions) return protocol_failure(by_extensions.error());
+    input.asserted_by_extensions = std::move(*by_extensions);
   }
   input.tags = string_list_argument(arguments, "tags");
   auto asserted = state.relay->assert_fact(input);
@@ -731,7 +756,8 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
       {"relay_assert_fact", "Assert a fact",
        "Records that (subject, predicate) now has value in a project: the current fact of that key, if "
        "any, ends (valid_to) where the new one begins, atomically. The current value again changes "
-       "nothing, unless source_package_id, confidence, asserted_by or tags are given and differ.",
+       "nothing, unless source_package_id, confidence, asserted_by, tags or x-* members are given and differ. "
+       "x-* members of the arguments (and of asserted_by) are kept in the fact as given.",
        detail::assert_input_schema(), detail::assert_output_schema(), detail::assert_tool},
       {"relay_invalidate_fact", "Invalidate a fact",
        "Ends the current fact of (subject, predicate) without a replacement (only if its value is value, "

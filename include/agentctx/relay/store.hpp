@@ -162,6 +162,11 @@ struct fact_assertion {
   std::optional<actor> asserted_by;  ///< default: the source package's created_by
   std::vector<std::string> tags;
   std::optional<std::string> valid_from;  ///< RFC 3339 UTC; default: now
+  /// Extension members of the fact (section 12.1), each name starting "x-",
+  /// written and kept as given.
+  json::value::object_type extensions;
+  /// Extension members of asserted_by (only with asserted_by).
+  json::value::object_type asserted_by_extensions;
 };
 
 struct assert_outcome {
@@ -274,6 +279,24 @@ inline unexpected record_too_large(std::size_t bytes) {
 inline std::uint64_t default_random() {
   static std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+// Extension members given to an operation (`where` prefixes their names in
+// messages): each name must start with "x-" (section 12.1), once.
+inline result<void> check_extension_names(const json::value::object_type& members, std::string_view where) {
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const std::string& name = members[i].first;
+    if (!name.starts_with("x-")) {
+      return fail(errc::invalid_argument, std::string(where) + quote_for_message(name) +
+                                              " is not an extension member: their names start with x-");
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      if (members[j].first == name) {
+        return fail(errc::invalid_argument, std::string(where) + quote_for_message(name) + " is given twice");
+      }
+    }
+  }
+  return {};
 }
 
 inline json::value actor_wire(const actor& a) {
@@ -604,8 +627,8 @@ class store {
   /// no-op (changed = false) unless the assertion gives a source_package_id,
   /// confidence, asserted_by or tags other than the current fact's: then it
   /// supersedes like a new value (valid_from aside, what is not given is not
-  /// compared). asserted_by defaults to a copy of the source package's created_by
-  /// (x-* members kept). Errors: invalid_argument (a field, or a valid_from
+  /// compared; of the extensions, those given). asserted_by defaults to a copy
+  /// of the source package's created_by (x-* members kept). Errors: invalid_argument (a field, or a valid_from
   /// earlier than the current fact's), not_found (404 package_not_found:
   /// source_package_id is not a package of the project), corrupt (the source
   /// package is quarantined: its created_by is not to be trusted), archived.
@@ -629,8 +652,15 @@ class store {
       if (!found) return unexpected(std::move(found).error());
       source = *found;
     }
+    AGENTCTX_TRY(detail::check_extension_names(input.extensions, ""));
+    AGENTCTX_TRY(detail::check_extension_names(input.asserted_by_extensions, "asserted_by."));
+    if (!input.asserted_by_extensions.empty() && !input.asserted_by) {
+      return fail(errc::invalid_argument, "asserted_by's extension members need asserted_by");
+    }
     if (input.asserted_by) {
-      wire.set("asserted_by", detail::actor_wire(*input.asserted_by));
+      json::value by = detail::actor_wire(*input.asserted_by);
+      for (const auto& [name, value] : input.asserted_by_extensions) by.set(name, value);
+      wire.set("asserted_by", std::move(by));
     } else if (source != nullptr) {
       // A copy of the source package's created_by, unknown and x-* members
       // included (section 12.1).
@@ -640,6 +670,7 @@ class store {
       json::value::array_type tags(input.tags.begin(), input.tags.end());
       wire.set("tags", std::move(tags));
     }
+    for (const auto& [name, value] : input.extensions) wire.set(name, value);
     auto checked = read_fact(wire);
     if (!checked) return unexpected(std::move(checked).error());
 
@@ -710,6 +741,10 @@ class store {
       const json::value* was = current.wire.find("asserted_by");
       const json::value* is = asserted.wire.find("asserted_by");
       if (was == nullptr || is == nullptr ? was != is : !(*was == *is)) return false;
+    }
+    for (const auto& [name, value] : input.extensions) {
+      const json::value* was = current.wire.find(name);
+      if (was == nullptr || !(*was == value)) return false;
     }
     return true;
   }

@@ -875,6 +875,7 @@ TEST_CASE("relay project and session commands") {
                                  "agent"});
   const std::string session_id = text_of(session, "session_id");
   CHECK(session_id.starts_with("sess_"));
+  CHECK(session["ended_at"].is_null());  // section 5.5: null while active
   CHECK(text_of(session, "callsign").find('-') != std::string::npos);
   f.deposit(package_text("pkg_s", "Outside a session"));
   std::string in_session = package_text("pkg_in", "Session work");

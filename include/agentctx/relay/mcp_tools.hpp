@@ -346,7 +346,7 @@ inline mcp::json_schema session_end_input_schema() {
 }
 
 /// A session's wire form (seed 001 section 5.5), as `relay session start
-/// --json` prints it: ended_at only once it has ended.
+/// --json` prints it: ended_at null while it is open.
 inline mcp::json_schema session_output_schema() {
   using mcp::json_schema;
   return json_schema::object()
@@ -358,7 +358,8 @@ inline mcp::json_schema session_output_schema() {
       .property("callsign", json_schema::string().description("adjective-noun, e.g. coral-heron (an imported "
                                                                "session may have none)"))
       .required_property("started_at", json_schema::string())
-      .property("ended_at", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null}))
+      .required_property("ended_at", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null})
+                                         .description("When it ended; null while it is open"))
       .required_property("packages_deposited", json_schema::array(json_schema::string())
                                                    .description("The ids of its actor's packages deposited in it"));
 }

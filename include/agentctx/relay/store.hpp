@@ -877,12 +877,15 @@ class store {
     return out;
   }
 
-  /// The session's wire object with packages_deposited filled in: the
-  /// packages of the session's project whose created_by.session_id names it
-  /// and that were deposited while it was open, in deposit order (for an
-  /// imported session: the exporting store's list, then any deposited here).
+  /// The session's wire object with ended_at null while it is open (section
+  /// 5.5: "null while active"; the log's record leaves it out) and
+  /// packages_deposited filled in: the packages of the session's project
+  /// whose created_by.session_id names it and that were deposited while it
+  /// was open, in deposit order (for an imported session: the exporting
+  /// store's list, then any deposited here).
   json::value session_wire(const session& s) const {
     json::value wire = s.wire;
+    if (wire.find("ended_at") == nullptr) wire.set("ended_at", nullptr);
     json::value::array_type ids;
     auto it = session_packages_.find(s.session_id);
     if (it != session_packages_.end()) {

@@ -7,9 +7,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstddef>
+#include <functional>
 #include <iostream>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "agentctx/core/error.hpp"
 #include "agentctx/core/quote.hpp"
@@ -210,10 +212,12 @@ inline int output_failure(const common_options& o) {
 /// True when the command line asks for --json (before a "--" that ends the
 /// options) and its command is not serve, whose standard output is the MCP
 /// channel: how an argument error is reported when the parse did not get far
-/// enough to say.
-inline bool asks_for_json(int argc, char** argv) {
+/// enough to say. `has_serve`: the program has a serve command (relay); a
+/// program without one (relay-deposit) reads its first argument as no
+/// command, so a FILE named serve still takes --json.
+inline bool asks_for_json(int argc, char** argv, bool has_serve = true) {
   bool json = false;
-  bool command_seen = false;
+  bool command_seen = !has_serve;
   for (int i = 1; i < argc; ++i) {
     const std::string_view argument = argv[i];
     if (argument == "--") break;
@@ -235,7 +239,8 @@ inline int run_relay_command_line(CLI::App& app, const command_table& table, int
                                   std::string_view program) {
   common_options reporting;
   reporting.program = program;
-  reporting.json = asks_for_json(argc, argv);
+  const std::function<bool(const CLI::App*)> is_serve = [](const CLI::App* sub) { return sub->get_name() == "serve"; };
+  reporting.json = asks_for_json(argc, argv, !std::as_const(app).get_subcommands(is_serve).empty());
   return agentctx_cli::run_command_line(app, table, argc, argv, program, [&](const std::string& message) {
     return usage_error(reporting, message);
   });

@@ -151,6 +151,12 @@ TEST_CASE("relay-deposit deposits like relay deposit, with the same output and e
   cli_test::check_error(missing, exit_usage, "nowhere.json", "relay-deposit");
   const run_result no_file = cli_test::run(RELAY_DEPOSIT_BIN, {"--store", f.store}, f.dir.path());
   cli_test::check_error(no_file, exit_usage, "FILE", "relay-deposit");
+  // relay-deposit has no serve command: a FILE named serve is a file, and
+  // an argument error with --json is still the usage_error document.
+  const run_result named_serve =
+      cli_test::run(RELAY_DEPOSIT_BIN, {"--json", "--store", f.store, "serve", "--bogus"}, f.dir.path());
+  CHECK(named_serve.exit_code == exit_usage);
+  CHECK(contains(named_serve.out, "\"usage_error\""));
   const run_result help = cli_test::run(RELAY_DEPOSIT_BIN, {"--help"}, f.dir.path());
   check_clean_success(help);
   CHECK(contains(help.out, "Exit codes: 0 success (deposited, or already present); 1 a damaged store;"));

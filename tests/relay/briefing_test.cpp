@@ -605,6 +605,26 @@ TEST_CASE("with the hash embedder a shared word relates whatever the cosine; onl
   CHECK_FALSE(relay::detail::every_word_holds_a_term(long_query, agentctx::agdb::bm25_query(long_query)));
 }
 
+TEST_CASE("with the hash embedder a word whose hash merely collides with a query word's relates nothing") {
+  // Two words of one FNV-1a 32 hash: the hash embedder cannot tell them
+  // apart, but a package holding the one shares no word with a query of
+  // the other. Its U+00A0 has its text read for words BM25 does not see.
+  const std::string query = "w673879";
+  const std::string collider = "w1180600";
+  REQUIRE(agentctx::agdb::fnv1a32(query) == agentctx::agdb::fnv1a32(collider));
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  require_value(store.deposit(package("ascii", "proj_demo", collider + " other")));
+  require_value(store.deposit(package("spaced", "proj_demo", collider + " other\xC2\xA0words")));
+  require_value(store.deposit(package("shared", "proj_demo", "x\xC2\xA0" + query)));
+  agentctx::agdb::hash_embedder hash;
+  relay::relevance_index index;
+  for (relay::relevance_index* kept : both_ways(index)) {
+    CHECK(hit_ids(require_value(relay::pull_relevant(store, "proj_demo", query, 5, hash, kept))) ==
+          std::vector<std::string>{"shared"});
+  }
+}
+
 TEST_CASE("a global relevant pull leaves archived projects out; naming one searches it") {
   agentctx::io::memory_file_system fs;
   auto store = require_value(relay::store::open(fs, "/r", test_options()));

@@ -35,7 +35,10 @@
 //              every package embedded and its vector cached), new queries
 //              with a warm cache (the packages' vectors read from it, the
 //              query's embedded and appended to it), a query asked before;
-//              the same without a cache; and what one `relay pull --mode
+//              the same without a cache; new queries through one
+//              relay::relevance_index (as relay serve pulls), and queries
+//              that relate to nothing (no package holds a word of them:
+//              no hits) through it and without it; and what one `relay pull --mode
 //              relevant` process does: open the store read-only (on the
 //              machine's cores), open the
 //              cache, one new query. Next to its parts, each alone over the
@@ -306,7 +309,7 @@ struct figures {
   elapsed cold, cold_no_cache;
   std::vector<elapsed> warm, repeated, no_cache, cli;
   elapsed index_cold;
-  std::vector<elapsed> index_warm;
+  std::vector<elapsed> index_warm, index_unrelated, unrelated;
   std::vector<elapsed> texts, embed, keys, bm25, cache_open, cache_miss;
   std::size_t first_hits = 0;
   std::size_t cache_hits = 0, cache_misses = 0, cache_rows = 0;
@@ -638,14 +641,20 @@ result<std::unique_ptr<agdb::embedder>> cli_embedder(const std::string& cache_di
   return agdb::make_embedder(config, io::default_file_system());
 }
 
-/// One pull_relevant, timed; its hits' sequences appended to `ids` when given.
+/// One pull_relevant, timed; its hits' sequences appended to `ids` when
+/// given. `related`: whether the query relates to some package (else it
+/// must find none).
 result<elapsed> timed_pull(const relay::store& store, const std::string& query, agdb::embedder& embedder,
-                           std::vector<std::uint64_t>* ids = nullptr, relay::relevance_index* index = nullptr) {
+                           std::vector<std::uint64_t>* ids = nullptr, relay::relevance_index* index = nullptr,
+                           bool related = true) {
   const stopwatch watch;
   auto hits = relay::pull_relevant(store, project_id, query, pull_limit, embedder, index);
   const elapsed took = watch.stop();
   if (!hits) return unexpected(std::move(hits).error());
-  if (hits->empty()) return agentctx::fail(errc::corrupt, "pull_relevant found nothing for \"" + query + "\"");
+  if (hits->empty() == related) {
+    return agentctx::fail(errc::corrupt, "pull_relevant found " + std::string(related ? "nothing" : "packages") +
+                                             " for \"" + query + "\"");
+  }
   if (ids) {
     for (const relay::relevant_hit& h : *hits) ids->push_back(h.package->sequence);
   }
@@ -713,6 +722,17 @@ result<void> run_pull(const std::string& store_dir, const options& o, figures& f
                               "pull_relevant ranks differently with and without a relevance index: \"" +
                                   package_source::query(k) + "\"", cache_dir);
       }
+    }
+    // Queries of words no package holds (the vocabulary has none of them):
+    // through the index, and without it (the query's vector then cached).
+    for (std::size_t k = 0; k < o.queries; ++k) {
+      const std::string unrelated = "zyzzyva" + std::to_string(k) + " quokkas" + std::to_string(k);
+      auto took = timed_pull(store, unrelated, **cached, nullptr, &index, false);
+      if (!took) return unexpected(std::move(took).error());
+      f.index_unrelated.push_back(*took);
+      auto plain_took = timed_pull(store, unrelated, **cached, nullptr, nullptr, false);
+      if (!plain_took) return unexpected(std::move(plain_took).error());
+      f.unrelated.push_back(*plain_took);
     }
   }
   if (const auto* c = dynamic_cast<const agdb::caching_embedder*>(cached->get())) {
@@ -831,6 +851,11 @@ void report_pull(const options& o, const figures& f) {
                 "package vectors from the warm cache");
   print_stretch("index: a new query (median of " + std::to_string(f.index_warm.size()) + ")",
                 median_elapsed(f.index_warm), range(f.index_warm));
+  const std::string u = std::to_string(f.unrelated.size());
+  print_stretch("index: a query related to nothing (median of " + u + ")", median_elapsed(f.index_unrelated),
+                range(f.index_unrelated));
+  print_stretch("cached, no index: a query related to nothing (median of " + u + ")", median_elapsed(f.unrelated),
+                range(f.unrelated));
   print_stretch("CLI process: open reader + open cache + new query (median " + std::to_string(f.cli.size()) + ")",
                 median_elapsed(f.cli), range(f.cli));
   std::puts("  its parts, each alone over the same packages (median):");

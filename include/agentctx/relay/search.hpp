@@ -485,6 +485,8 @@ class relevance_index {
     std::vector<std::string> texts;
     texts.reserve(missing.size());
     for (const stored_package* p : missing) texts.push_back(searchable_text(p->package));
+    // Only the hash embedder's relevance reads the flag (fuse_relevance).
+    const bool hash_words = !detail::vector_alone_relates(*profile_);
     std::vector<float> fresh(missing.size() * dim);
     const std::vector<std::string_view> views(texts.begin(), texts.end());
     AGENTCTX_TRY(embedder.embed(views, fresh));
@@ -500,7 +502,7 @@ class relevance_index {
     for (std::size_t k = 0; k < missing.size(); ++k) {
       const std::uint64_t sequence = missing[k]->sequence;
       lexical_.set(sequence, views[k]);
-      spaced_[sequence] = detail::holds_non_ascii_space(views[k]) ? 1 : 0;
+      spaced_[sequence] = hash_words && detail::holds_non_ascii_space(views[k]) ? 1 : 0;
       std::memcpy(vectors_.data() + sequence * dim, fresh.data() + k * dim, dim * sizeof(float));
       hashes_[sequence] = missing[k]->deposited_hash;
     }

@@ -142,6 +142,31 @@ TEST_CASE("empty tokens are dropped and bytes are kept as they are") {
   CHECK(embed("\xE2\xE2\x80\x80z", 1024) == embed("\xE2 z", 1024));
 }
 
+TEST_CASE("any_token gives the tokens whose hashes for_each_token_hash gives, and stops when asked") {
+  std::string long_text;
+  for (int i = 0; i < 40; ++i) long_text += "word" + std::to_string(i) + (i % 3 == 0 ? "\t" : " ");
+  for (const std::string_view text :
+       {std::string_view("  a\t\n\nb  c "), std::string_view("\xE3\x80\x80x\xC2\xA0\xC2\xA0y\xE2\x80\xA9"),
+        std::string_view("Hello, World!"), std::string_view("\xE2\xE2\x80\x80z a\xE2\x80"), std::string_view(""),
+        std::string_view(long_text)}) {
+    CAPTURE(text);
+    std::vector<std::uint32_t> hashes, of_tokens;
+    agentctx::agdb::for_each_token_hash(text, [&](std::uint32_t h) { hashes.push_back(h); });
+    CHECK_FALSE(agentctx::agdb::any_token(text, [&](std::string_view token) {
+      CHECK_FALSE(token.empty());
+      of_tokens.push_back(agentctx::agdb::fnv1a32(token));
+      return false;
+    }));
+    CHECK(of_tokens == hashes);
+  }
+  std::vector<std::string_view> seen;
+  CHECK(agentctx::agdb::any_token("a bb ccc", [&](std::string_view token) {
+    seen.push_back(token);
+    return token == "bb";
+  }));
+  CHECK(seen == std::vector<std::string_view>{"a", "bb"});
+}
+
 TEST_CASE("hash_embed accumulates signed counts and normalises to unit length") {
   // A repeated token lands in one bucket: the normalised value is exactly +-1.
   CHECK(embed("tok tok tok", 16) == one_token_embedding("tok", 16));

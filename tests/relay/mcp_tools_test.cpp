@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <simdjson.h>
 
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -48,6 +49,19 @@ struct relay_fixture {
 
  private:
   agdb::embedder* embedder_;
+};
+
+/// An embedder whose embed() is `run` (a failure, an exception), of the
+/// hash embedder's profile at dim 8.
+class scripted_embedder final : public agdb::embedder {
+ public:
+  explicit scripted_embedder(std::function<agentctx::result<void>()> run) : run_(std::move(run)) {}
+  const agdb::embedding_profile& profile() const override { return profile_; }
+  agentctx::result<void> embed(std::span<const std::string_view>, std::span<float>) override { return run_(); }
+
+ private:
+  std::function<agentctx::result<void>()> run_;
+  agdb::embedding_profile profile_ = agdb::hash_embedding_profile(8);
 };
 
 /// A fixture with its own in-memory file system.
@@ -528,18 +542,9 @@ TEST_CASE("relay_pull refuses arguments of another mode, in the words of relay p
 TEST_CASE("an embedder that cannot search is 501 not_implemented") {
   // What a store answers for relevant mode when semantic search is not set
   // up: the embedder reports errc::unsupported.
-  class unsupported_embedder final : public agdb::embedder {
-   public:
-    const agdb::embedding_profile& profile() const override { return profile_; }
-    agentctx::result<void> embed(std::span<const std::string_view>, std::span<float>) override {
-      return agentctx::fail(errc::unsupported, "semantic search is not configured (search_not_supported)");
-    }
-
-   private:
-    agdb::embedding_profile profile_ = agdb::hash_embedding_profile(8);
-  };
   io::memory_file_system fs;
-  unsupported_embedder embedder;
+  scripted_embedder embedder(
+      [] { return agentctx::fail(errc::unsupported, "semantic search is not configured (search_not_supported)"); });
   relay_fixture relay(fs, &embedder);
   auto s = relay.session();
   require_value(relay.store.deposit(package("pkg_1")));
@@ -558,20 +563,12 @@ TEST_CASE("an embedder that cannot search is 501 not_implemented") {
 TEST_CASE("an exception inside a tool is 500 internal_error in the protocol error's shape, and the server goes on") {
   // An embedder of the caller's that throws (a remote provider's client,
   // say) is the way an exception reaches a relay tool's handler.
-  class throwing_embedder final : public agdb::embedder {
-   public:
-    const agdb::embedding_profile& profile() const override { return profile_; }
-    agentctx::result<void> embed(std::span<const std::string_view>, std::span<float>) override {
-      if (throw_other) throw 42;
-      throw std::runtime_error("provider connection reset");
-    }
-    bool throw_other = false;
-
-   private:
-    agdb::embedding_profile profile_ = agdb::hash_embedding_profile(8);
-  };
+  bool throw_other = false;
   io::memory_file_system fs;
-  throwing_embedder embedder;
+  scripted_embedder embedder([&]() -> agentctx::result<void> {
+    if (throw_other) throw 42;
+    throw std::runtime_error("provider connection reset");
+  });
   relay_fixture relay(fs, &embedder);
   auto s = relay.session();
   require_value(relay.store.deposit(package("pkg_1")));
@@ -580,7 +577,7 @@ TEST_CASE("an exception inside a tool is 500 internal_error in the protocol erro
   CHECK(e.code == "internal_error");
   CHECK(e.status == 500);
   CHECK(e.message == "internal error in relay_pull: provider connection reset");
-  embedder.throw_other = true;
+  throw_other = true;
   check_protocol_error(s, "relay_orchestrate", R"({"project_id":"proj_demo","focus":"archive"})", "internal_error", 500,
                        "internal error in relay_orchestrate: an exception that is not a std::exception");
   // The server and the store go on.

@@ -260,6 +260,28 @@ void for_each_token_hash(std::string_view text, AddToken&& add_token) noexcept {
   }
 }
 
+/// Calls f(token) for each token of `text` as for_each_token_hash splits it
+/// (at the exact encodings of the White_Space code points; every other byte
+/// belongs to a token), in text order, until f returns true; returns whether
+/// it did. The tokens themselves, for callers that compare words rather than
+/// hashes (two tokens' 32-bit hashes may collide).
+template <class F>
+bool any_token(std::string_view text, F&& f) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  std::size_t at = 0;
+  while (at < n) {
+    if (const std::size_t space = detail::white_space_length(s + at, n - at); space != 0) {
+      at += space;
+      continue;
+    }
+    const std::size_t start = at;
+    while (at < n && detail::white_space_length(s + at, n - at) == 0) ++at;
+    if (f(text.substr(start, at - start))) return true;
+  }
+  return false;
+}
+
 /// Writes the reference hash embedding of `text` at dim = out.size() into
 /// `out` (every element is overwritten). Does nothing when `out` is empty.
 /// Allocates nothing. The tokens are added in text order, so the f32 sums

@@ -112,41 +112,11 @@ inline bool vector_alone_relates(const agdb::embedding_profile& profile) {
   return profile != agdb::hash_embedding_profile(profile.dim);
 }
 
-// The hash embedder's token hashes of `text` (agdb::for_each_token_hash),
-// sorted, each once.
-inline std::vector<std::uint32_t> token_hashes(std::string_view text) {
-  std::vector<std::uint32_t> out;
-  agdb::for_each_token_hash(text, [&](std::uint32_t h) { out.push_back(h); });
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  return out;
-}
-
-// Calls f(word) for each word of `text` as the hash embedder splits words
-// (the tokens whose hashes agdb::for_each_token_hash gives), in order, until
-// f returns true; returns whether it did.
-template <class F>
-bool any_hash_word(std::string_view text, F&& f) {
-  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
-  const std::size_t n = text.size();
-  std::size_t at = 0;
-  while (at < n) {
-    if (const std::size_t space = agdb::detail::white_space_length(s + at, n - at); space != 0) {
-      at += space;
-      continue;
-    }
-    const std::size_t start = at;
-    while (at < n && agdb::detail::white_space_length(s + at, n - at) == 0) ++at;
-    if (f(text.substr(start, at - start))) return true;
-  }
-  return false;
-}
-
 // The words of `text` as the hash embedder splits words, sorted, each once
 // (views into `text`).
 inline std::vector<std::string_view> hash_words(std::string_view text) {
   std::vector<std::string_view> out;
-  any_hash_word(text, [&](std::string_view word) {
+  agdb::any_token(text, [&](std::string_view word) {
     out.push_back(word);
     return false;
   });
@@ -185,7 +155,7 @@ inline bool holds_non_ascii_space(std::string_view text) noexcept {
 // can a package share a word with the query that BM25 does not see.
 inline bool every_word_holds_a_term(std::string_view query, const agdb::bm25_query& lexical) {
   std::string term;
-  return !any_hash_word(query, [&](std::string_view word) {
+  return !agdb::any_token(query, [&](std::string_view word) {
     bool kept = false;
     agdb::for_each_lexical_token(word, [&](std::string_view token) {
       if (kept) return;
@@ -197,22 +167,14 @@ inline bool every_word_holds_a_term(std::string_view query, const agdb::bm25_que
   });
 }
 
-// Whether `text` holds one of the sorted `words` (hash_words of the query,
-// whose token_hashes are the sorted `hashes`): a word it shares with the
-// query, as the hash embedder splits words (at any Unicode white space,
-// punctuation kept), which BM25 may not see (it joins words at non-ASCII
-// white space, and takes a query's first 64 terms only). The hashes only
-// rule texts out quickly: two words of 32-bit hashes may collide (w673879
-// and w1180600), and a word that merely collides is not shared, so a text
-// with a hash in common is compared word by word.
-inline bool holds_query_word(std::string_view text, std::span<const std::uint32_t> hashes,
-                             std::span<const std::string_view> words) {
-  bool hashed = false;
-  agdb::for_each_token_hash(text, [&](std::uint32_t h) {
-    hashed = hashed || std::binary_search(hashes.begin(), hashes.end(), h);
-  });
-  return hashed &&
-         any_hash_word(text, [&](std::string_view word) { return std::binary_search(words.begin(), words.end(), word); });
+// Whether `text` holds one of the sorted `words` (hash_words of the query):
+// a word it shares with the query, as the hash embedder splits words (at any
+// Unicode white space, punctuation kept, byte for byte), which BM25 may not
+// see (it joins words at non-ASCII white space, and takes a query's first 64
+// terms only). Words, not their 32-bit hashes, are compared: two hashes may
+// collide (w673879 and w1180600).
+inline bool holds_query_word(std::string_view text, std::span<const std::string_view> words) {
+  return agdb::any_token(text, [&](std::string_view word) { return std::binary_search(words.begin(), words.end(), word); });
 }
 
 // What rank_relevant and relevance_index share once they have, for each of
@@ -289,7 +251,6 @@ inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* 
                  : a < b;
     });
     std::sort(sure.begin(), sure.end(), std::greater<>());
-    const std::vector<std::uint32_t> query_hashes = token_hashes(query);
     const std::vector<std::string_view> query_words = hash_words(query);
     std::size_t entered = 0;  // unsure packages found related
     std::size_t above = 0;    // sure packages with a cosine above the current one's
@@ -301,7 +262,7 @@ inline std::vector<relevant_hit> fuse_relevance(std::span<const stored_package* 
       const auto score = static_cast<float>(cosine[i]);
       while (above < sure.size() && sure[above] > score) ++above;
       if (entered + above >= pool) break;
-      if (!holds_query_word(searchable_text(live[i]->package), query_hashes, query_words)) continue;
+      if (!holds_query_word(searchable_text(live[i]->package), query_words)) continue;
       vector_best.push(score, i);
       ++entered;
     }

@@ -1,7 +1,9 @@
 // relay flag: flag_for_review (section 8.5): moves a package to
 // awaiting_review for a human or an agent, e.g.
 //   relay flag --package pkg_1a2b... --review-type human --note "check the migration"
-// A complete package cannot be flagged (invalid_transition, exit 4).
+// A package awaiting review may be flagged again (another reviewer, or a
+// note; the same reviewer without a note changes nothing). A complete
+// package cannot be flagged (invalid_transition, exit 4).
 #include <optional>
 #include <string>
 

@@ -223,6 +223,17 @@ TEST_CASE("relay flag and review move packages along the allowed transitions") {
   check_clean_success(listing);
   CHECK(listing.out.starts_with("pkg_draft  "));
   CHECK(contains(listing.out, "awaiting_review (human)"));
+  // Flagged again: for another reviewer, and back; the same reviewer without
+  // a note changes nothing.
+  const run_result to_agent = f.run({"flag", "--package", "pkg_draft", "--review-type", "agent", "--note", "agent first"});
+  check_clean_success(to_agent);
+  CHECK(to_agent.out.starts_with("pkg_draft  now awaiting_review (agent)  sha256:"));
+  CHECK(contains(f.run({"review", "--list", "--project", "proj_demo"}).out, "awaiting_review (agent)"));
+  auto back = f.json(parser, {"flag", "--package", "pkg_draft", "--review-type", "human"});
+  CHECK(text_of(back, "review_type") == "human");
+  CHECK(contains(flagged.out, text_of(back, "hash")));
+  auto unchanged = f.json(parser, {"flag", "--package", "pkg_draft", "--review-type", "human"});
+  CHECK(text_of(unchanged, "hash") == text_of(back, "hash"));
 
   auto revised = f.json(parser, {"review", "--package", "pkg_draft", "--status", "revision_requested", "--note",
                                  "split it"});
@@ -240,7 +251,8 @@ TEST_CASE("relay flag and review move packages along the allowed transitions") {
   auto pulled = f.json(parser, {"pull", "--mode", "specific", "--package", "pkg_draft"});
   CHECK(pulled["project_id"].is_null());
   const simdjson::dom::element detail = pulled["packages"].at(0).value();
-  CHECK(array_of(detail, "status_changes").size() == 4);
+  CHECK(array_of(detail, "status_changes").size() == 6);  // flag, flag again twice, revision, resubmission, complete
+  CHECK(text_of(array_of(detail, "status_changes").at(1).value(), "note") == "agent first");
   CHECK(text_of(detail, "hash") != text_of(detail, "deposited_hash"));
   CHECK(text_of(detail["package"].value(), "status") == "complete");
 
@@ -1283,10 +1295,22 @@ TEST_CASE("relay facts lists the current facts by default, also one whose valid_
         std::string::npos);
   CHECK(contains(f.run({"facts", "--project", "proj_demo", "--at", "2026-01-01T00:00:00.0009Z"}).out,
                  "job state = queued"));
-  // Before 1970 is refused as such.
-  check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "job", "--predicate", "state", "--value", "old",
-                       "--valid-from", "1969-12-31T23:59:59Z"}),
-                exit_invalid_schema, "must be an RFC 3339 UTC timestamp from 1970 on");
+  // Any year of RFC 3339 is a time, before 1970 too: a fact of history
+  // holds from its year on, and is superseded by a later one.
+  const auto moon_visited = [&f](const char* value, const char* valid_from) {
+    return f.run({"assert", "--project", "proj_demo", "--subject", "moon", "--predicate", "visited", "--value", value,
+                  "--valid-from", valid_from});
+  };
+  const auto facts_at = [&f](const char* at) { return f.run({"facts", "--project", "proj_demo", "--at", at}).out; };
+  check_clean_success(moon_visited("no", "0001-01-01T00:00:00Z"));
+  check_clean_success(moon_visited("yes", "1969-07-20T20:17:40.5Z"));
+  CHECK(contains(facts_at("1969-07-20T20:17:40.499Z"), "moon visited = no"));
+  CHECK(contains(facts_at("1969-07-20T21:17:40.5+01:00"), "moon visited = yes"));
+  CHECK_FALSE(contains(facts_at("0000-12-31T23:59:59.999Z"), "moon"));
+  check_failure(moon_visited("maybe", "1969-07-20T20:17:40.4Z"), exit_invalid_schema,
+                "is earlier than the current fact's valid_from");
+  check_failure(moon_visited("maybe", "-001-01-01T00:00:00Z"), exit_invalid_schema,
+                "must be an RFC 3339 UTC timestamp");
 }
 
 TEST_CASE("relay export --json needs -o; import reads any readable file and refuses what is no export") {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 #include <limits>
 #include <random>
@@ -151,7 +152,7 @@ TEST_CASE("parsing rejects malformed text and impossible dates") {
 
 TEST_CASE("instants keep the fraction past milliseconds and order as the times they name") {
   const auto at = [](std::string_view text) { return require_value(agentctx::parse_rfc3339_utc_instant(text)); };
-  const std::uint64_t base = require_value(agentctx::parse_rfc3339_utc_ms("2026-01-01T00:00:00Z"));
+  const auto base = static_cast<std::int64_t>(require_value(agentctx::parse_rfc3339_utc_ms("2026-01-01T00:00:00Z")));
   CHECK(at("2026-01-01T00:00:00Z") == agentctx::utc_instant{base, ""});
   CHECK(at("2026-01-01T00:00:00.0001Z") == agentctx::utc_instant{base, "1"});
   CHECK(at("2026-01-01T00:00:00.00010Z") == at("2026-01-01T00:00:00.0001Z"));  // trailing zeros say nothing
@@ -177,9 +178,43 @@ TEST_CASE("instants keep the fraction past milliseconds and order as the times t
     }
   }
   // The millisecond reading is the instant's, truncated as before.
-  CHECK(require_value(agentctx::parse_rfc3339_utc_ms("2026-01-01T00:00:00.0009Z")) == base);
+  CHECK(static_cast<std::int64_t>(require_value(agentctx::parse_rfc3339_utc_ms("2026-01-01T00:00:00.0009Z"))) == base);
   CHECK_FALSE(agentctx::parse_rfc3339_utc_instant("2026-01-01T00:00:00.Z").has_value());
-  CHECK_FALSE(agentctx::parse_rfc3339_utc_instant("1969-12-31T23:59:59.9999Z").has_value());
+  // parse_rfc3339_utc_ms refuses instants before 1970; the exact reading
+  // counts them as negative milliseconds, the fraction forward from its second.
+  CHECK(at("1969-12-31T23:59:59.9999Z") == agentctx::utc_instant{-1, "9"});
+  CHECK(at("1969-12-31T23:59:59.250Z") == agentctx::utc_instant{-750, ""});
+  CHECK(at("1970-01-01T00:30:00+01:00") == agentctx::utc_instant{-1'800'000, ""});
+  CHECK(at("1969-07-20T20:17:40Z").ms == -14'182'940'000);
+  CHECK(at("0000-01-01T00:00:00Z").ms == -62'167'219'200'000);
+  CHECK(at("0000-01-01T00:00:00+23:59").ms == -62'167'219'200'000 - (23 * 60 + 59) * 60'000);
+  CHECK(at("9999-12-31T23:59:59.999Z").ms == static_cast<std::int64_t>(agentctx::max_rfc3339_unix_ms));
+  CHECK(at("1969-12-31T23:59:60Z") == at("1969-12-31T23:59:59.999Z"));  // the last minute of a month
+  CHECK_FALSE(agentctx::parse_rfc3339_utc_instant("1969-12-30T23:59:60Z").has_value());
+  const char* across[] = {"0000-01-01T00:00:00+01:00", "0000-01-01T00:00:00Z", "0001-03-01T00:00:00Z",
+                          "1900-02-28T23:59:59.9999Z", "1969-12-31T23:59:59Z", "1969-12-31T23:59:59.0000001Z",
+                          "1969-12-31T23:59:59.999Z", "1970-01-01T00:00:00Z", "1970-01-01T00:00:00.0000001Z"};
+  for (std::size_t i = 0; i + 1 < std::size(across); ++i) {
+    CAPTURE(across[i]);
+    CHECK(at(across[i]) < at(across[i + 1]));
+  }
+  // Round trip through the calendar, over every year of RFC 3339.
+  std::mt19937_64 generator(11);
+  const std::int64_t first = at("0000-01-01T00:00:00Z").ms;
+  for (int i = 0; i < 20000; ++i) {
+    const std::int64_t ms = first + static_cast<std::int64_t>(generator() % static_cast<std::uint64_t>(
+                                                                  static_cast<std::int64_t>(agentctx::max_rfc3339_unix_ms) - first + 1));
+    const std::int64_t day = ms >= 0 ? ms / 86'400'000 : -((-ms + 86'399'999) / 86'400'000);
+    const std::int64_t of_day = ms - day * 86'400'000;
+    const auto date = agentctx::detail::civil_from_days(day);
+    char text[96];
+    std::snprintf(text, sizeof text, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ", static_cast<long long>(date.year),
+                  date.month, date.day, static_cast<long long>(of_day / 3'600'000),
+                  static_cast<long long>(of_day / 60'000 % 60), static_cast<long long>(of_day / 1'000 % 60),
+                  static_cast<long long>(of_day % 1'000));
+    CAPTURE(text);
+    CHECK(at(text) == agentctx::utc_instant{ms, ""});
+  }
 }
 
 TEST_CASE("format and parse round-trip") {

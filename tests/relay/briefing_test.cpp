@@ -83,6 +83,65 @@ TEST_CASE("orient returns exactly the section 8.3 bundle, windowed and in a fixe
   CHECK(relay::orient(store, "proj_demo", wide).error().code == errc::invalid_argument);
 }
 
+TEST_CASE("times before 1970 are times like any other: packages, facts, windows, reopening, export and import") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = seeded(fs);
+    require_value(store.deposit(dated("apollo", "1969-07-20T20:17:40Z", 10, {"what next?"})));
+    require_value(store.deposit(dated("ancient", "0001-01-01T00:00:00.5Z", 10)));
+    relay::fact_assertion a = status_of("moon", "unvisited", "0000-01-01T00:00:00Z");
+    require_value(store.assert_fact(a));
+    a.value = "visited";
+    a.valid_from = "1969-07-20T20:17:40.0001Z";
+    require_value(store.assert_fact(a));
+    a.value = "unvisited";
+    a.valid_from = "1969-07-20T20:17:40Z";
+    CHECK(store.assert_fact(a).error().code == errc::invalid_argument);  // earlier than the current fact
+  }
+  const auto check_store = [](const relay::store& store) {
+    // Latest orders them last, oldest last; orient's window leaves them out
+    // until it reaches back to them.
+    const auto latest = require_value(store.latest("proj_demo", 10));
+    REQUIRE(latest.size() == 6);
+    CHECK(latest[4]->package.package_id == "apollo");
+    CHECK(latest[5]->package.package_id == "ancient");
+    CHECK(latest[4]->package.created_at_instant.ms == -14'182'940'000);
+    CHECK(ids_of(*require_value(relay::orient(store, "proj_demo")).bundle.find("recent_packages")) ==
+          std::vector<std::string>{"p3", "p2", "p1"});
+    relay::orient_options back_to_1969;
+    back_to_1969.window_days = 20'726;  // from 1969-07-20T20:00 (the clock reads 2026-04-18T20:00)
+    CHECK(ids_of(*require_value(relay::orient(store, "proj_demo", back_to_1969)).bundle.find("recent_packages")).size() ==
+          5);
+    back_to_1969.window_days = 20'725;
+    CHECK(ids_of(*require_value(relay::orient(store, "proj_demo", back_to_1969)).bundle.find("recent_packages")).size() ==
+          4);
+    const auto value_at = [&](const char* t) -> std::string {
+      const relay::fact* f = store.fact_at("proj_demo", "moon", "status", *agentctx::parse_rfc3339_utc_instant(t));
+      return f == nullptr ? "(none)" : f->value;
+    };
+    CHECK_FALSE(agentctx::parse_rfc3339_utc_instant("-001-01-01T00:00:00Z").has_value());
+    CHECK(value_at("0000-01-01T00:00:00Z") == "unvisited");
+    CHECK(value_at("1969-07-20T20:17:40Z") == "unvisited");
+    CHECK(value_at("1969-07-20T20:17:40.0001Z") == "visited");
+    CHECK(value_at("2026-01-01T00:00:00Z") == "visited");
+    const auto history = store.history("proj_demo", "moon", "status");
+    REQUIRE(history.size() == 2);
+    CHECK(history[0]->valid_to == std::optional<std::string>("1969-07-20T20:17:40.0001Z"));
+  };
+  check_store(require_value(relay::store::open(fs, "/r", test_options())));
+  std::string exported;
+  {
+    auto reader = require_value(relay::store::open(fs, "/r", test_options()));
+    require_ok(relay::export_ndjson(reader, "proj_demo", exported));
+  }
+  agentctx::io::memory_file_system other_fs;
+  auto other = require_value(relay::store::open(other_fs, "/r", test_options()));
+  require_value(relay::import_ndjson(other, exported));
+  check_store(other);
+  CHECK(require_value(other.find_package("apollo"))->hash ==
+        require_value(require_value(relay::store::open(fs, "/r", test_options())).find_package("apollo"))->hash);
+}
+
 TEST_CASE("orient under a budget drops the lowest significance first and says what it left out") {
   agentctx::io::memory_file_system fs;
   auto store = seeded(fs);

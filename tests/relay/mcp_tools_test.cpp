@@ -758,9 +758,15 @@ TEST_CASE("relay_flag_for_review, relay_awaiting_review and relay_review: the L3
   REQUIRE(awaiting["packages"].get_array().value().size() == 1);
   CHECK(str(awaiting["packages"].at(0)["package"]["package_id"]) == "pkg_d");
 
-  // Flagged twice, or a complete package: 400 invalid_transition.
-  check_protocol_error(s, "relay_flag_for_review", R"({"package_id":"pkg_d","review_type":"agent"})",
-                       "invalid_transition", 400, "awaiting_review");
+  // Flagged again, it waits for the new reviewer (8.5 refuses only complete).
+  const simdjson::dom::element again =
+      s.call_ok("relay_flag_for_review", R"({"package_id":"pkg_d","review_type":"agent"})");
+  CHECK(str(again["package"]["review_type"]) == "agent");
+  CHECK(str(again["hash"]) == stored->hash);
+  CHECK(stored->changes.size() == 2);
+  CHECK(str(s.call_ok("relay_flag_for_review", R"({"package_id":"pkg_d","review_type":"human"})")["hash"]) ==
+        stored->changes[0].hash);
+  // A complete package: 400 invalid_transition.
   check_protocol_error(s, "relay_flag_for_review", R"({"package_id":"pkg_done","review_type":"agent"})",
                        "invalid_transition", 400, "complete");
   check_protocol_error(s, "relay_flag_for_review", R"({"package_id":"pkg_404","review_type":"agent"})",
@@ -915,8 +921,13 @@ TEST_CASE("fact errors: invalid_schema, project_archived, project_not_found, and
                        "predicate is required");
   check_argument_error(s, "relay_query_facts", R"({"project_id":"proj_demo","at":"now"})",
                        "at: invalid RFC 3339 timestamp \"now\"");
-  check_argument_error(s, "relay_query_facts", R"({"project_id":"proj_demo","at":"1969-12-31T23:59:59Z"})",
-                       "before 1970-01-01T00:00:00Z");
+  check_argument_error(s, "relay_query_facts", R"({"project_id":"proj_demo","at":"1969-12-30T23:59:60Z"})",
+                       "a leap second");
+  // Before 1970 is a time like any other.
+  const simdjson::dom::element before_1970 =
+      s.call_ok("relay_query_facts", R"({"project_id":"proj_demo","at":"1969-12-31T23:59:59Z"})");
+  CHECK(str(before_1970["at"]) == "1969-12-31T23:59:59Z");
+  CHECK(before_1970["facts"].get_array().size() == 0);
   // A null session_id (section 7.5's example) is no session, as when absent.
   const simdjson::dom::element no_session = s.call_ok(
       "relay_assert_fact", "{" + key + R"(,"value":"x","asserted_by":{"id":"a","type":"human","session_id":null}})");

@@ -156,11 +156,21 @@ TEST_CASE("packages awaiting review are listed by when they entered it, oldest f
   waiting_since_april.set("review_type", "agent");
   require_value(store.deposit(waiting_since_april));
   require_value(store.flag_for_review("pkg_flagged", relay::review_type::human));
-  std::vector<std::string> order;
-  for (const relay::stored_package* p : require_value(store.awaiting_review("proj_demo"))) {
-    order.push_back(p->package.package_id);
-  }
-  CHECK(order == std::vector<std::string>{"pkg_march", "pkg_april", "pkg_flagged"});
+  const auto order = [&store] {
+    std::vector<std::string> ids;
+    for (const relay::stored_package* p : require_value(store.awaiting_review("proj_demo"))) {
+      ids.push_back(p->package.package_id);
+    }
+    return ids;
+  };
+  CHECK(order() == std::vector<std::string>{"pkg_march", "pkg_april", "pkg_flagged"});
+  // Flagged again, a package keeps its place: it entered awaiting review when it did.
+  require_value(store.flag_for_review("pkg_march", relay::review_type::agent, "an agent may do"));
+  CHECK(order() == std::vector<std::string>{"pkg_march", "pkg_april", "pkg_flagged"});
+  // Sent back and resubmitted, it enters again.
+  require_value(store.review("pkg_march", relay::package_status::revision_requested));
+  require_value(store.review("pkg_march", relay::package_status::awaiting_review));
+  CHECK(order() == std::vector<std::string>{"pkg_april", "pkg_flagged", "pkg_march"});
 }
 
 TEST_CASE("review transitions: flag, request revision, resubmit, complete; complete is terminal") {
@@ -173,14 +183,31 @@ TEST_CASE("review transitions: flag, request revision, resubmit, complete; compl
   CHECK(flagged->package.status == relay::package_status::awaiting_review);
   CHECK(flagged->package.review == relay::review_type::human);
   CHECK(require_value(store.awaiting_review("proj_demo")).size() == 1);
-  auto again = store.flag_for_review("pkg_1", relay::review_type::agent);
-  CHECK(again.error().code == errc::invalid_transition);
+  // Flagged again (section 8.5 refuses only complete): the reviewer changes,
+  // the note is kept; the same reviewer and no note write nothing.
+  const std::string first_hash = flagged->hash;
+  auto again = require_value(store.flag_for_review("pkg_1", relay::review_type::agent, "an agent first"));
+  CHECK(again->package.review == relay::review_type::agent);
+  CHECK(again->changes.size() == 2);
+  CHECK(again->changes.back().note == std::optional<std::string>("an agent first"));
+  CHECK(again->hash != first_hash);
+  CHECK(again->hash == require_value(relay::content_hash(again->package.wire)));
+  const std::size_t log_size = log_bytes(fs).size();
+  CHECK(require_value(store.flag_for_review("pkg_1", relay::review_type::agent))->changes.size() == 2);
+  CHECK(log_bytes(fs).size() == log_size);
+  auto noted = require_value(store.flag_for_review("pkg_1", relay::review_type::human, "a human after all"));
+  CHECK(noted->changes.size() == 3);
+  CHECK(noted->hash == first_hash);  // the same state as first flagged
+  // relay review keeps to the transition table: awaiting_review to itself is none of it.
+  CHECK(store.review("pkg_1", relay::package_status::awaiting_review, std::nullopt, {}, relay::review_type::agent)
+            .error()
+            .code == errc::invalid_transition);
   auto revision = require_value(store.review("pkg_1", relay::package_status::revision_requested, "fix table 2"));
   CHECK(revision->package.status == relay::package_status::revision_requested);
   CHECK(require_value(store.awaiting_review("proj_demo")).empty());
   require_value(store.review("pkg_1", relay::package_status::awaiting_review));
   auto done = require_value(store.review("pkg_1", relay::package_status::complete, "approved"));
-  CHECK(done->changes.size() == 4);
+  CHECK(done->changes.size() == 6);
   CHECK(done->changes[0].note == std::optional<std::string>("check the numbers"));
   // Each state has its own hash; the deposited one is kept.
   CHECK(done->hash == done->changes.back().hash);
@@ -197,9 +224,20 @@ TEST_CASE("review transitions: flag, request revision, resubmit, complete; compl
   // The whole history survives reopening.
   auto reader = open_store(fs, true);
   auto p = require_value(reader.find_package("pkg_1"));
-  CHECK(p->changes.size() == 4);
+  CHECK(p->changes.size() == 6);
+  CHECK(p->changes[1].review == relay::review_type::agent);
+  CHECK(p->changes[2].note == std::optional<std::string>("a human after all"));
   CHECK(p->package.status == relay::package_status::complete);
   CHECK(p->hash == done->hash);
+  // And an export of it imports, every state's hash checked.
+  std::string exported;
+  require_ok(relay::export_ndjson(reader, "proj_demo", exported));
+  agentctx::io::memory_file_system other_fs;
+  auto other = open_store(other_fs);
+  require_value(relay::import_ndjson(other, exported));
+  auto imported = require_value(other.find_package("pkg_1"));
+  REQUIRE(imported->changes.size() == 6);
+  for (std::size_t i = 0; i < 6; ++i) CHECK(imported->changes[i].hash == p->changes[i].hash);
 }
 
 TEST_CASE("assert_fact supersedes atomically; the identical value is a no-op; an earlier valid_from is refused") {

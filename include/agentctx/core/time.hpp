@@ -2,7 +2,9 @@
 //
 // agentctx stores instants as unsigned milliseconds since 1970-01-01T00:00:00Z
 // (Unix time: every day has 86,400 seconds, leap seconds do not exist) and
-// shows them as RFC 3339 UTC text with exactly three fraction digits:
+// shows them as RFC 3339 UTC text with exactly three fraction digits
+// (utc_instant, which Relay's times are read into, is signed and exact: it
+// holds any year RFC 3339 can write, before 1970 too):
 //
 //   format_rfc3339_utc_ms(1765534272123) == "2025-12-12T10:11:12.123Z"
 //
@@ -137,7 +139,8 @@ inline std::string format_rfc3339_utc_ms(std::uint64_t unix_ms) {
   return out;
 }
 
-/// An instant read from RFC 3339 text exactly: Unix milliseconds, and the
+/// An instant read from RFC 3339 text exactly: Unix milliseconds (negative
+/// before 1970: RFC 3339 names years 0000 to 9999), and the
 /// digits of the second's fraction past the third without trailing zeros
 /// ("12:00:00.0001Z" is {ms, "1"}, "12:00:00.00010Z" the same, ".001Z"
 /// {ms + 1, ""}). Instants order as the times they name, however many
@@ -146,7 +149,7 @@ inline std::string format_rfc3339_utc_ms(std::uint64_t unix_ms) {
 /// a longer one is the earlier time, and otherwise the first differing digit
 /// decides).
 struct utc_instant {
-  std::uint64_t ms = 0;
+  std::int64_t ms = 0;
   std::string finer;
 
   friend bool operator==(const utc_instant&, const utc_instant&) = default;
@@ -157,8 +160,12 @@ struct utc_instant {
 };
 
 /// Parses an RFC 3339 date-time exactly, as parse_rfc3339_utc_ms() does but
-/// keeping the fraction digits past milliseconds (utc_instant::finer). A
-/// leap second is the last millisecond of its minute, with no finer digits.
+/// keeping the fraction digits past milliseconds (utc_instant::finer), and
+/// reading instants before 1970 too, as negative milliseconds (a fraction
+/// still counts forward from its second: 1969-12-31T23:59:59.250Z is -750).
+/// Every text of the grammar is an instant, from 0000-01-01T00:00:00Z (and
+/// an offset's hours before it) to 9999-12-31T23:59:60.999...Z. A leap
+/// second is the last millisecond of its minute, with no finer digits.
 inline result<utc_instant> parse_rfc3339_utc_instant(std::string_view text);
 
 /// Parses an RFC 3339 date-time (section 5.6) into Unix milliseconds:
@@ -177,13 +184,18 @@ inline result<utc_instant> parse_rfc3339_utc_instant(std::string_view text);
 /// no space for "T"), when a field is out of range (month 13, 2025-02-30,
 /// 2023-02-29, hour 24, minute 60, second 60 outside the last minute of a
 /// month, offset hour above 23), or when the instant is before
-/// 1970-01-01T00:00:00Z (not representable). Instants
+/// 1970-01-01T00:00:00Z (not representable as unsigned milliseconds;
+/// parse_rfc3339_utc_instant reads those). Instants
 /// after year 9999 that an offset produces (9999-12-31T23:30:00-01:00) are
 /// returned as they are, although format_rfc3339_utc_ms() clamps them.
 inline result<std::uint64_t> parse_rfc3339_utc_ms(std::string_view text) {
   auto instant = parse_rfc3339_utc_instant(text);
   if (!instant) return unexpected(std::move(instant).error());
-  return instant->ms;
+  if (instant->ms < 0) {
+    return fail(errc::invalid_argument, "invalid RFC 3339 timestamp " + quote_for_message(text, 64) +
+                                            ": the instant is before 1970-01-01T00:00:00Z");
+  }
+  return static_cast<std::uint64_t>(instant->ms);
 }
 
 inline result<utc_instant> parse_rfc3339_utc_instant(std::string_view text) {
@@ -246,8 +258,7 @@ inline result<utc_instant> parse_rfc3339_utc_instant(std::string_view text) {
       return bad("second 60 (a leap second) is only in the last minute of a month, in UTC");
     }
   }
-  if (utc_seconds < 0) return bad("the instant is before 1970-01-01T00:00:00Z");
-  return utc_instant{static_cast<std::uint64_t>(utc_seconds) * 1'000 + millisecond, std::move(finer)};
+  return utc_instant{utc_seconds * 1'000 + millisecond, std::move(finer)};
 }
 
 /// A calendar date, as parse_calendar_date reads it.

@@ -106,9 +106,9 @@ constexpr std::size_t estimate_tokens(std::size_t bytes) noexcept { return (byte
 
 namespace detail {
 
-inline std::uint64_t window_start_ms(std::uint64_t now_ms, unsigned window_days) {
-  const std::uint64_t span = std::uint64_t{window_days} * 86'400'000ull;
-  return now_ms > span ? now_ms - span : 0;
+// Unix milliseconds `window_days` before `now_ms` (negative before 1970).
+inline std::int64_t window_start_ms(std::uint64_t now_ms, unsigned window_days) {
+  return static_cast<std::int64_t>(now_ms) - std::int64_t{window_days} * 86'400'000;
 }
 
 inline std::size_t compact_size(const json::value& v, json::canonicalizer& c) {
@@ -118,7 +118,7 @@ inline std::size_t compact_size(const json::value& v, json::canonicalizer& c) {
 
 // Packages of a project created at or after `since`, newest first (newer_first).
 inline std::vector<const stored_package*> recent_packages(const store& s, const std::string& project_id,
-                                                          std::uint64_t since, bool include_drafts) {
+                                                          std::int64_t since, bool include_drafts) {
   std::vector<const stored_package*> out;
   auto all = s.packages_of(project_id);
   if (!all) return out;
@@ -375,7 +375,7 @@ inline result<json::value> orchestrate(const store& s, const orchestrate_options
   auto scope = search_scope(s, options.project_id);
   if (!scope) return unexpected(std::move(scope).error());
   const std::string now = s.now_text();
-  const std::uint64_t since = detail::window_start_ms(parse_rfc3339_utc_ms(now).value_or(0), options.window_days);
+  const std::int64_t since = detail::window_start_ms(parse_rfc3339_utc_ms(now).value_or(0), options.window_days);
 
   std::vector<const stored_package*> recent;  // every project in scope, newest first
   std::vector<detail::open_question> open;    // each project's, each text once per project

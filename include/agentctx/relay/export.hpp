@@ -603,10 +603,10 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (wire == planned_wire.end()) return bad("status change of a package the export has not shown before");
       auto from = read_package(wire->second);
       const auto to = parse_package_status(*status);
-      if (!from || !to || !parse_review_type(*review) || !is_allowed_transition(from->status, *to)) {
+      if (!from || !to || !parse_review_type(*review) || !is_recordable_status_change(from->status, *to)) {
         return bad("status change the protocol does not allow");
       }
-      if (!parse_rfc3339_utc_ms(*at)) return bad("\"at\" is not an RFC 3339 timestamp");
+      if (!parse_rfc3339_utc_instant(*at)) return bad("\"at\" is not an RFC 3339 timestamp");
       wire->second.set("status", *status);
       wire->second.set("review_type", *review);
       auto computed = content_hash(wire->second, canonicalizer);

@@ -747,8 +747,8 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
        detail::orchestrate_tool},
       {"relay_flag_for_review", "Flag a package for review",
        "Sets a package's status to awaiting_review with a human or agent review_type, so that nobody "
-       "proceeds on it before the review. A complete package cannot be flagged (400 "
-       "invalid_transition).",
+       "proceeds on it before the review. A package already awaiting review may be flagged again, for "
+       "another reviewer or with a note. A complete package cannot be flagged (400 invalid_transition).",
        detail::flag_input_schema(), detail::stored_package_output_schema(), detail::flag_tool},
       {"relay_review", "Review a package",
        "Records a review decision: awaiting_review -> complete or revision_requested; revision_requested "

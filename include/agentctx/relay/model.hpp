@@ -117,6 +117,20 @@ constexpr bool is_allowed_transition(package_status from, package_status to) noe
   return false;
 }
 
+/// True when flag_for_review may move a package in status `from` to
+/// awaiting_review: section 8.5 refuses only a complete package, so a package
+/// already awaiting review may be flagged again (for another reviewer, or
+/// with a note), which the transition table alone does not allow.
+constexpr bool may_flag_for_review(package_status from) noexcept { return from != package_status::complete; }
+
+/// True when a log or an export may record a status change from `from` to
+/// `to`: a transition of the table, or flag_for_review again of a package
+/// awaiting review.
+constexpr bool is_recordable_status_change(package_status from, package_status to) noexcept {
+  return is_allowed_transition(from, to) ||
+         (from == package_status::awaiting_review && to == package_status::awaiting_review);
+}
+
 /// An actor attribution (created_by, asserted_by: section 6.2).
 struct actor {
   std::string id;
@@ -175,7 +189,7 @@ struct fact {
   /// milliseconds included): facts of a key are ordered by these.
   utc_instant valid_from_at;
   std::string created_at;
-  std::uint64_t created_at_ms = 0;
+  std::int64_t created_at_ms = 0;  ///< negative before 1970
   std::optional<std::string> valid_to;  ///< absent while current
   utc_instant valid_to_at;              ///< meaningful when valid_to is set
   std::optional<std::string> source_package_id;
@@ -221,7 +235,7 @@ struct project {
   std::string name;  ///< defaults to project_id
   std::string description;
   std::string created_at;
-  std::uint64_t created_at_ms = 0;
+  std::int64_t created_at_ms = 0;  ///< negative before 1970
   std::optional<std::string> archived_at;
 
   bool archived() const noexcept { return archived_at.has_value(); }
@@ -237,7 +251,7 @@ struct session {
   actor_type type = actor_type::agent;
   std::optional<std::string> callsign;
   std::string started_at;
-  std::uint64_t started_at_ms = 0;
+  std::int64_t started_at_ms = 0;  ///< negative before 1970
   std::optional<std::string> ended_at;
   std::vector<std::string> packages_deposited;
 
@@ -334,7 +348,7 @@ class member_reader {
   static result<utc_instant> parse_utc_time(const std::string& where, std::string_view text) {
     auto at = parse_rfc3339_utc_instant(text);
     if (!at) {
-      return schema_error(where, "must be an RFC 3339 UTC timestamp from 1970 on (got " + quote_for_message(text) + ")");
+      return schema_error(where, "must be an RFC 3339 UTC timestamp (got " + quote_for_message(text) + ")");
     }
     const bool utc = text.ends_with('Z') || text.ends_with('z') || text.ends_with("+00:00") || text.ends_with("-00:00");
     if (!utc) return schema_error(where, "must be in UTC, ending in Z (got " + quote_for_message(text) + ")");

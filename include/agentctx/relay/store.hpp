@@ -573,13 +573,16 @@ class store {
   // --- review (L3) -------------------------------------------------------------------
 
   /// flag_for_review (section 8.5): status awaiting_review with `type`,
-  /// human or agent. Errors: not_found; invalid_argument (400
-  /// invalid_schema) for review_type none; invalid_transition from complete
-  /// (and from awaiting_review, which is already flagged).
+  /// human or agent, from any status but complete. A package already
+  /// awaiting review is flagged again: a status change that sets `type` and
+  /// records `note` (it keeps its place among those awaiting review);
+  /// flagged again with its own review_type and no note, it is returned as
+  /// it is and nothing is written. Errors: not_found; invalid_argument (400
+  /// invalid_schema) for review_type none; invalid_transition from complete.
   result<const stored_package*> flag_for_review(const std::string& package_id, review_type type,
                                                 std::optional<std::string> note = {},
                                                 const std::string& project_id = {}) {
-    return change_status(package_id, project_id, package_status::awaiting_review, type, std::move(note));
+    return change_status(package_id, project_id, package_status::awaiting_review, type, std::move(note), true);
   }
 
   /// A reviewer's decision or an author's resubmission: moves the package to
@@ -601,8 +604,9 @@ class store {
   }
 
   /// Packages of a project in awaiting_review, oldest first: by when each
-  /// entered it (its last status change, or its created_at when deposited
-  /// awaiting review), then in deposit order.
+  /// entered it (the status change that moved it there from another status,
+  /// or its created_at when deposited awaiting review; flagging it again
+  /// does not move it), then in deposit order.
   result<std::vector<const stored_package*>> awaiting_review(const std::string& project_id) const {
     const auto* state = find_project_state(project_id);
     if (state == nullptr) return no_project(project_id);
@@ -610,8 +614,16 @@ class store {
     for (std::size_t index : state->packages) {
       const stored_package& p = packages_[index];
       if (p.quarantined || p.package.status != package_status::awaiting_review) continue;
-      utc_instant since = p.changes.empty() ? p.package.created_at_instant
-                                            : parse_rfc3339_utc_instant(p.changes.back().at).value_or(utc_instant{});
+      const std::string* entered = nullptr;  // null: deposited awaiting review
+      package_status before = p.deposited_status;
+      for (const status_change& change : p.changes) {
+        if (change.status == package_status::awaiting_review && before != package_status::awaiting_review) {
+          entered = &change.at;
+        }
+        before = change.status;
+      }
+      utc_instant since = entered == nullptr ? p.package.created_at_instant
+                                             : parse_rfc3339_utc_instant(*entered).value_or(utc_instant{});
       waiting.emplace_back(std::move(since), &p);
     }
     std::stable_sort(waiting.begin(), waiting.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -857,7 +869,7 @@ class store {
     }
     json::value wire = it->second.wire;
     // Never before its start, should the clock have stepped back since.
-    wire.set("ended_at", clock_() <= it->second.started_at_ms ? it->second.started_at : now_text());
+    wire.set("ended_at", static_cast<std::int64_t>(clock_()) <= it->second.started_at_ms ? it->second.started_at : now_text());
     json::value record = json::value::object_type{{"type", "session"}, {"session", std::move(wire)}};
     AGENTCTX_TRY(commit(record));
     return &sessions_.at(session_id);
@@ -1182,13 +1194,13 @@ class store {
 
   result<const stored_package*> change_status(const std::string& package_id, const std::string& project_id,
                                               package_status to, std::optional<review_type> type,
-                                              std::optional<std::string> note) {
+                                              std::optional<std::string> note, bool flag = false) {
     AGENTCTX_TRY(check_writable());
     auto found = find_package(package_id, project_id);
     if (!found) return unexpected(std::move(found).error());
     const stored_package& p = **found;
     if (p.quarantined) return fail(errc::corrupt, "package " + quote_for_message(package_id) + " is quarantined");
-    if (!is_allowed_transition(p.package.status, to)) {
+    if (flag ? !may_flag_for_review(p.package.status) : !is_allowed_transition(p.package.status, to)) {
       return fail(errc::invalid_transition, "package " + quote_for_message(package_id) + " cannot go from " +
                                                 std::string(to_string(p.package.status)) + " to " +
                                                 std::string(to_string(to)) + " (invalid_transition)");
@@ -1203,6 +1215,7 @@ class store {
       return detail::schema_error("review_type", "must be human or agent for a package awaiting review (package " +
                                                      quote_for_message(package_id) + " has none)");
     }
+    if (p.package.status == to && new_review == p.package.review && !note) return &p;  // flagged again, as it is
     json::value next = p.package.wire;
     next.set("status", std::string(to_string(to)));
     next.set("review_type", std::string(to_string(new_review)));
@@ -1890,7 +1903,7 @@ class store {
     if (!status || !review) return fail(errc::corrupt, "status record holds an unknown status or review type");
     const stored_package* found = find_in_project(*project_id, *package_id);
     if (found == nullptr) return fail(errc::corrupt, "status record for unknown package " + quote_for_message(*package_id));
-    if (!is_allowed_transition(found->package.status, *status)) {
+    if (!is_recordable_status_change(found->package.status, *status)) {
       return fail(errc::corrupt, "status record makes a transition the protocol forbids");
     }
     json::value next = found->package.wire;

@@ -692,7 +692,10 @@ TEST_CASE("relay_orchestrate: a project digest with focus snippets, and a global
   check_protocol_error(s, "relay_orchestrate", R"({"project_id":"proj_nope"})", "project_not_found", 404);
   check_argument_error(s, "relay_orchestrate", R"({"snippets":-1})", "snippets must be at least 0");
   check_argument_error(s, "relay_orchestrate", R"({"window_days":0})", "window_days must be at least 1");
-  check_argument_error(s, "relay_orchestrate", R"({"project_id":"proj_demo","snippets":3})", "snippets needs a focus");
+  // A count without a focus is an input section 8.4 allows: no snippets.
+  const simdjson::dom::element unfocused = s.call_ok("relay_orchestrate", R"({"project_id":"proj_demo","snippets":3})");
+  CHECK(unfocused["snippets"].get_array().size() == 0);
+  CHECK(unfocused["focus"].error() == simdjson::NO_SUCH_FIELD);
 }
 
 TEST_CASE("relay_start_session and relay_end_session: a session lists its actor's packages; errors by code") {

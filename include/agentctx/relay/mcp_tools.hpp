@@ -298,7 +298,8 @@ inline mcp::json_schema orchestrate_input_schema(std::size_t max_limit, unsigned
                                 .minimum(0)
                                 .maximum(static_cast<double>(max_limit))
                                 .default_json("25")
-                                .description("How many similarity snippets at most (default 25; needs a focus)"))
+                                .description("How many similarity snippets at most (default 25; without a focus "
+                                             "there are none, whatever the count)"))
       .property("window_days", window_schema(max_days));
 }
 
@@ -537,11 +538,10 @@ inline mcp::tool_result orchestrate_tool(mcp_tool_state& state, simdjson::dom::o
   orchestrate_options options;
   options.project_id = string_argument(arguments, "project_id").value_or(std::string());
   options.focus = string_argument(arguments, "focus").value_or(std::string());
-  if (const auto n = integer_argument(arguments, "snippets")) {
-    // As the CLI: snippets are of a focus; without one the count would be ignored.
-    if (options.focus.empty()) return argument_failure("relay_orchestrate", "snippets needs a focus");
-    options.snippets = static_cast<std::size_t>(*n);
-  }
+  // Section 8.4 makes snippets an input of its own, with a default, and
+  // pulls snippets only when a focus is given: a client may send the count
+  // without a focus (the CLI, for a person, says --snippets needs --focus).
+  if (const auto n = integer_argument(arguments, "snippets")) options.snippets = static_cast<std::size_t>(*n);
   if (const auto days = integer_argument(arguments, "window_days")) options.window_days = static_cast<unsigned>(*days);
   auto digest = orchestrate(*state.relay, options, *state.embedder, &state.index);
   if (!digest) return protocol_failure(digest.error());

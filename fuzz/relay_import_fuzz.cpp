@@ -6,7 +6,9 @@
 // store that already holds a project "p" with a package and a current fact
 // (so imports meet conflicts, duplicates and archived projects when bit 2 is
 // set too); bit 1 set, import_options::allow_incomplete. The rest is the
-// export. import_ndjson() must never crash, and:
+// export, or bare wire objects (another implementation's backup: its first
+// line a package, fact, session or project object). import_ndjson() must
+// never crash, and:
 //   - refused, the error is invalid_argument, already_exists or archived,
 //     one line, and nothing was written (the store holds the records it
 //     held);

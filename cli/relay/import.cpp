@@ -4,7 +4,9 @@
 //   ssh host relay export | relay import -
 // Every line is checked, every hash recomputed, before anything is written;
 // what the store already holds identically is skipped, so importing the
-// same file twice changes nothing.
+// same file twice changes nothing. A file of bare wire objects (packages,
+// facts, sessions, projects, one per line: another implementation's backup)
+// is imported as the export of those objects.
 #include <iostream>
 #include <string>
 
@@ -62,13 +64,14 @@ int run_import(const import_options& o) {
         } else {
           w.value(r.cut_line);
         }
+        w.key("wire_objects").value(r.wire_objects);
         w.key("differing_projects").begin_array();
         for (const std::string& id : r.differing_projects) w.value(id);
         w.end_array();
         w.end_object();
       });
     }
-    std::cout << "imported " << count_of(r.projects, "project") << ", " << count_of(r.sessions, "session") << ", "
+    std::cout << "imported " << (r.wire_objects ? "bare wire objects: " : "") << count_of(r.projects, "project") << ", " << count_of(r.sessions, "session") << ", "
               << count_of(r.packages, "package") << ", " << count_of(r.status_changes, "status change") << ", "
               << count_of(r.facts, "fact") << "; skipped " << count_of(r.skipped, "line")
               << " the store already held\n";
@@ -82,8 +85,9 @@ int run_import(const import_options& o) {
 }  // namespace
 
 void register_import(CLI::App& app, command_table& table) {
-  auto [sub, opts] = add_command(app, table, "import", "Restore an export (NDJSON file, or - for stdin)", run_import);
-  sub->add_option("FILE", opts->file, "The export, or - for standard input")
+  auto [sub, opts] = add_command(app, table, "import", "Restore an export, or a file of bare wire objects (NDJSON; - for stdin)", run_import);
+  sub->add_option("FILE", opts->file,
+                  "The export, or packages, facts, sessions and projects one per line; - for standard input")
       ->required()
       ->check(agentctx_cli::non_empty);
   sub->add_flag("--partial", opts->partial,

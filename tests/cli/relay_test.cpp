@@ -1339,6 +1339,51 @@ TEST_CASE("relay export --json needs -o; import reads any readable file and refu
   check_failure(f.run({"import", f.dir.path() + "/missing.ndjson"}), exit_usage, "missing.ndjson: open failed");
 }
 
+TEST_CASE("relay import reads bare wire objects: packages, facts, sessions and projects one per line") {
+  relay_fixture f;
+  // Another implementation's backup: a fact first, packages after, no project line.
+  const std::string fact =
+      R"({"fact_id":"fact_w1","project_id":"proj_wire","subject":"api","predicate":"status","value":"live",)"
+      R"("valid_from":"2026-01-01T00:00:00Z","created_at":"2026-01-01T00:00:00Z","confidence":1,"tags":[]})";
+  const std::string first = package_text("pkg_w1", "Wire one", "proj_wire", "awaiting_review",
+                                         R"(,"x-from":{"tool":"other"})");
+  const std::string second = package_text("pkg_w2", "Wire two", "proj_wire");
+  const std::string wire = f.file("wire.ndjson", fact + "\n" + first + "\n" + second + "\n");
+  const run_result imported = f.run({"import", wire});
+  check_clean_success(imported);
+  CHECK(imported.out ==
+        "imported bare wire objects: 1 project, 0 sessions, 2 packages, 0 status changes, 1 fact; skipped 0 lines the "
+        "store already held\n");
+  // Each package's hash is the one relay hash computes for the object.
+  const run_result hashed = f.run({"hash", f.file("first.json", first)});
+  check_clean_success(hashed);
+  simdjson::dom::parser parser;
+  auto pulled = f.json(parser, {"pull", "--mode", "specific", "--package", "pkg_w1"});
+  const simdjson::dom::element entry = pulled["packages"].at(0).value();
+  CHECK(text_of(entry, "hash") + "\n" == hashed.out);
+  CHECK(text_of(entry["package"]["x-from"].value(), "tool") == "other");
+  CHECK(text_of(entry["package"].value(), "status") == "awaiting_review");
+  CHECK(contains(f.run({"facts", "--project", "proj_wire"}).out, "api status = live"));
+  // Again: nothing new, said in JSON too.
+  simdjson::dom::parser again_parser;
+  auto again = f.json(again_parser, {"import", wire});
+  CHECK(again["wire_objects"].get_bool().value());
+  CHECK(number_of(again, "packages") == 0);
+  CHECK(number_of(again, "skipped") == 3);  // the lines of the file
+  CHECK(number_of(again, "projects") == 0);
+  // Errors name the file's line; a line cut in the middle, --partial leaves out.
+  check_failure(f.run({"import", f.file("bad.ndjson", second + "\n{\"name\":\"x\"}\n")}), exit_invalid_schema,
+                "bad.ndjson: line 2: not a Relay wire object");
+  const std::string cut = f.file("cut.ndjson", package_text("pkg_w3", "Three", "proj_wire") + "\n{\"title\":");
+  check_failure(f.run({"import", cut}), exit_invalid_schema,
+                "line 2: the last line is cut short (no line break after it, and not JSON: the text ends where a value "
+                "should be): the file was cut short (--partial imports the lines before it)");
+  const run_result partial = f.run({"import", cut, "--partial"});
+  CHECK(partial.exit_code == 0);
+  CHECK(contains(partial.err, "warning: line 2 is cut short"));
+  CHECK(partial.out.starts_with("imported bare wire objects: 0 projects, 0 sessions, 1 package, "));
+}
+
 namespace {
 
 /// The package ids of a relevant pull's or a digest's `member` array

@@ -665,6 +665,152 @@ TEST_CASE("import refuses, naming the line and writing nothing: lines twice, a s
   CHECK(ended->ended_at == std::optional<std::string>(ended->started_at));
 }
 
+namespace {
+
+// `v` in canonical form, as one line of NDJSON.
+std::string line_of(const json::value& v) { return require_value(json::serialize(v, json::canonical_form::jcs)) + "\n"; }
+
+// A store's state as bare wire objects, one per line, as another
+// implementation may back it up: projects, sessions, packages in their
+// current state, facts; in reverse order, as a file need not be in any.
+std::string wire_lines_of(const relay::store& s) {
+  std::vector<std::string> lines;
+  const auto add = [&](const json::value& v) { lines.push_back(line_of(v)); };
+  for (const relay::project* p : s.projects()) {
+    add(p->wire);
+    for (const relay::session* ses : s.sessions(p->project_id)) add(s.session_wire(*ses));
+    for (const relay::stored_package* sp : require_value(s.packages_of(p->project_id))) add(sp->package.wire);
+    for (const relay::fact* f : s.all_facts(p->project_id)) add(f->wire);
+  }
+  std::string text;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) text += *it;
+  return text;
+}
+
+relay::store wire_source(agentctx::io::memory_file_system& fs) {
+  auto source = require_value(relay::store::open(fs, "/r", test_options()));
+  require_value(source.create_project("proj_demo", std::string("Demo")));
+  const std::string session = require_value(source.start_session("proj_demo", "claude", relay::actor_type::agent))->session_id;
+  auto reviewed = package("pkg_reviewed");
+  reviewed.set("status", "draft");
+  reviewed.set("x-origin", json::value::object_type{{"tool", "other"}, {"n", 1.5}});
+  reviewed.set("created_by", json::value::object_type{{"id", "claude"}, {"type", "agent"}, {"session_id", session}});
+  require_value(source.deposit(reviewed));
+  require_value(source.flag_for_review("pkg_reviewed", relay::review_type::human, "check it"));
+  require_value(source.deposit(package("pkg_plain", "proj_demo", "Plain", "1969-07-20T20:17:40Z")));
+  require_value(source.assert_fact(status_of("api", "beta", "2026-01-01T00:00:00Z")));
+  require_value(source.assert_fact(status_of("api", "live", "2026-02-01T00:00:00Z")));
+  return source;
+}
+
+}  // namespace
+
+TEST_CASE("import reads bare wire objects, another implementation's backup: hashes computed, every member kept") {
+  agentctx::io::memory_file_system fs;
+  auto source = wire_source(fs);
+  const std::string text = wire_lines_of(source);
+  agentctx::io::memory_file_system other;
+  auto target = require_value(relay::store::open(other, "/copy", test_options()));
+  const relay::import_report report = require_value(relay::import_ndjson(target, text));
+  CHECK(report.wire_objects);
+  // projects, sessions, packages, status changes, facts, the line cut short
+  CHECK(std::vector<std::size_t>{report.projects, report.sessions, report.packages, report.status_changes,
+                                 report.facts, report.cut_line} == std::vector<std::size_t>{1, 1, 2, 0, 2, 0});
+  CHECK(target.find_project("proj_demo")->wire == source.find_project("proj_demo")->wire);
+  for (const char* id : {"pkg_reviewed", "pkg_plain"}) {
+    CAPTURE(id);
+    const relay::stored_package* mine = require_value(source.find_package(id));
+    const relay::stored_package* copied = require_value(target.find_package(id));
+    // The current state travels, so its hash is the one any implementation computes for it.
+    CHECK(copied->hash == mine->hash);
+    CHECK(copied->deposited_hash == mine->hash);
+    CHECK(copied->package.wire == mine->package.wire);
+    CHECK(copied->changes.empty());
+  }
+  CHECK(require_value(target.find_package("pkg_reviewed"))->package.wire.find("x-origin")->find("n")->as_number() == 1.5);
+  const auto history = target.history("proj_demo", "api", "status");
+  REQUIRE(history.size() == 2);
+  CHECK(history[0]->wire == source.history("proj_demo", "api", "status")[0]->wire);
+  CHECK(target.current_fact("proj_demo", "api", "status")->value == "live");
+  const relay::session* ses = source.sessions("proj_demo").front();
+  CHECK(target.session_wire(*target.find_session(ses->session_id)) == source.session_wire(*ses));
+  // The same file again changes nothing.
+  const relay::import_report again = require_value(relay::import_ndjson(target, text));
+  CHECK(again.wire_objects);
+  CHECK(again.packages + again.facts + again.sessions + again.projects == 0);
+  CHECK(again.skipped == 6);
+  // A project only referenced is created as a deposit creates one.
+  agentctx::io::memory_file_system third;
+  auto bare = require_value(relay::store::open(third, "/bare", test_options()));
+  const std::string lone = line_of(package("pkg_lone", "proj_new"));
+  const relay::import_report made = require_value(relay::import_ndjson(bare, lone));
+  CHECK(made.projects == 1);
+  CHECK(made.packages == 1);
+  REQUIRE(bare.find_project("proj_new") != nullptr);
+  CHECK(bare.find_project("proj_new")->wire.as_object().size() == 2);  // project_id, created_at
+  // A package that has a member named kind is a wire object still.
+  auto kinded = package("pkg_kind", "proj_new");
+  kinded.set("kind", "package");
+  const std::string kind_line = line_of(kinded);
+  CHECK(require_value(relay::import_ndjson(bare, kind_line)).packages == 1);
+  CHECK(require_value(bare.find_package("pkg_kind"))->package.wire.find("kind")->as_string() == "package");
+}
+
+TEST_CASE("import of bare wire objects refuses, naming the file's line and writing nothing") {
+  agentctx::io::memory_file_system fs;
+  auto source = wire_source(fs);
+  const std::string good = line_of(package("pkg_good"));
+  auto long_title = package("pkg_long");
+  long_title.set("title", std::string(201, 't'));
+  const std::string bad_package = line_of(long_title);
+  const auto refused = [](const std::string& input, const std::string& expected, errc code = errc::invalid_argument) {
+    CAPTURE(input);
+    agentctx::io::memory_file_system other;
+    auto target = require_value(relay::store::open(other, "/copy", test_options()));
+    const agentctx::error e = require_error(relay::import_ndjson(target, input));
+    CHECK(e.code == code);
+    CHECK(e.message == expected);
+    CHECK(target.record_count() == 0);
+  };
+  // Sorted into the export's order inside, but the file's own line is named.
+  refused(good + line_of(package("pkg_other")) + bad_package, "line 3: title must be 1 to 200 characters (it has 201)");
+  // A fact on line 1 is imported after the package on line 2, and named as line 1.
+  json::value fact_wire = source.current_fact("proj_demo", "api", "status")->wire;
+  fact_wire.set("valid_from", "yesterday");
+  refused(line_of(fact_wire) + good, "line 1: valid_from must be an RFC 3339 UTC timestamp (got \"yesterday\")");
+  refused(good + good, "line 2: package \"pkg_good\" appears twice");
+  refused(good + "{\"name\":\"x\"}\n", "line 2: not a Relay wire object: a package has relay_version, a fact "
+                                        "fact_id, a session session_id, a project project_id");
+  refused(good + "[1,2]\n", "line 2: not a Relay wire object: a package has relay_version, a fact "
+                            "fact_id, a session session_id, a project project_id");
+  refused(good + "{\"kind\":\"status\",\"project_id\":\"proj_demo\"}\n",
+          "line 2: a line of a Relay export among bare wire objects (the file's first line is a wire object)");
+  refused(good + "{\"title\":", "line 2: the last line is cut short (no line break after it, and not JSON: "
+                                "the text ends where a value should be): the file was cut short");
+  refused(good + "{\"title\":\n" + good,
+          "line 2: not JSON: the text ends where a value should be");
+  auto other_hash = package("pkg_good");
+  other_hash.set("title", "Other");
+  {
+    agentctx::io::memory_file_system other;
+    auto target = require_value(relay::store::open(other, "/copy", test_options()));
+    require_value(target.deposit(package("pkg_good")));
+    const agentctx::error e =
+        require_error(relay::import_ndjson(target, "\n" + line_of(other_hash)));
+    CHECK(e.code == errc::already_exists);
+    CHECK(e.message == "line 2: package \"pkg_good\" exists in the store with other content (duplicate_package_id)");
+  }
+  // Allowed, a last line cut in the middle is left out and said so.
+  agentctx::io::memory_file_system other;
+  auto target = require_value(relay::store::open(other, "/copy", test_options()));
+  relay::import_options partial;
+  partial.allow_incomplete = true;
+  const relay::import_report cut = require_value(relay::import_ndjson(target, good + "{\"title\":", partial));
+  CHECK(cut.cut_line == 2);
+  CHECK(cut.packages == 1);
+  CHECK(cut.wire_objects);
+}
+
 TEST_CASE("export leaves out a quarantined package, says so, and what it writes imports") {
   agentctx::io::memory_file_system fs;
   std::string genuine;  // an export made before the bytes changed

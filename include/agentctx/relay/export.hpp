@@ -54,6 +54,7 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -237,6 +238,9 @@ struct import_report {
   /// project line is skipped, and the import's packages, facts and sessions
   /// go into the store's project.
   std::vector<std::string> differing_projects;
+  /// The input was bare wire objects (another implementation's backup), not
+  /// an export: see import_ndjson().
+  bool wire_objects = false;
 };
 
 namespace detail {
@@ -367,6 +371,160 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
 
 }  // namespace detail
 
+namespace detail {
+
+// A line of an export (not a bare wire object): a kind this format writes,
+// with the member that kind carries.
+inline bool is_export_line(const json::value& object) {
+  const std::string* kind = string_member(object, "kind");
+  if (kind == nullptr) return false;
+  if (*kind == "relay-export" || *kind == export_end_kind || *kind == "status") return true;
+  return (*kind == "project" || *kind == "session" || *kind == "package" || *kind == "fact") &&
+         object.find(*kind) != nullptr;
+}
+
+// The kind of a bare wire object (sections 5.2, 5.5, 6, 7), by the member
+// only it has at its top level: export's order, 0 project, 1 session,
+// 2 package, 3 fact; -1 for none.
+inline int wire_rank(const json::value& object) {
+  if (!object.is_object()) return -1;
+  if (object.find("relay_version") != nullptr) return 2;
+  if (object.find("fact_id") != nullptr) return 3;
+  if (object.find("session_id") != nullptr) return 1;
+  if (object.find("project_id") != nullptr) return 0;
+  return -1;
+}
+
+// Whether `text` is bare wire objects: its first line is a JSON object
+// that is one, and no export's line.
+inline bool holds_wire_objects(std::string_view text, json::canonicalizer& canonicalizer) {
+  line_cursor lines(text);
+  std::string_view line;
+  if (!lines.next(line)) return false;
+  auto first = canonicalizer.parse(line);
+  return first && !is_export_line(*first) && wire_rank(*first) >= 0;
+}
+
+// Bare wire objects as the export import_ndjson() reads: its header, the
+// objects in the export's order (projects, sessions, packages with the
+// hashes they have, facts; the file's order within a kind), its end line.
+// `source_lines[i]` is the input's number of the export's line i + 1 (0:
+// the header, the end line and the projects made for ids only referenced).
+struct wire_export {
+  std::string text;
+  std::vector<std::size_t> source_lines;
+  std::size_t cut_line = 0;
+};
+
+inline result<wire_export> export_of_wire_objects(const store& s, std::string_view text, bool allow_cut,
+                                                  json::canonicalizer& canonicalizer) {
+  struct item {
+    int rank;
+    std::size_t line;
+    json::value line_object;
+  };
+  std::vector<item> items;
+  std::set<std::string> project_lines, referenced;
+  std::vector<std::string> referenced_order;
+  wire_export out;
+  json::value::array_type project_ids;
+  export_counts counts;
+  line_cursor lines(text);
+  std::string_view line;
+  while (lines.next(line)) {
+    const std::string where = "line " + std::to_string(lines.number()) + ": ";
+    auto parsed = canonicalizer.parse(line);
+    if (!parsed) {
+      const std::string& message = parsed.error().message;
+      const std::string why = message.starts_with("not JSON") ? message : "not JSON: " + message;
+      if (line.data() + line.size() == text.data() + text.size()) {
+        if (allow_cut) {
+          out.cut_line = lines.number();
+          break;
+        }
+        return fail(errc::invalid_argument,
+                    where + "the last line is cut short (no line break after it, and " + why + "): the file was cut short");
+      }
+      return fail(errc::invalid_argument, where + why);
+    }
+    if (is_export_line(*parsed)) {
+      return fail(errc::invalid_argument,
+                  where + "a line of a Relay export among bare wire objects (the file's first line is a wire object)");
+    }
+    const int rank = wire_rank(*parsed);
+    if (rank < 0) {
+      return fail(errc::invalid_argument, where + "not a Relay wire object: a package has relay_version, a fact "
+                                                  "fact_id, a session session_id, a project project_id");
+    }
+    static constexpr const char* kinds[] = {"project", "session", "package", "fact"};
+    json::value line_object = json::value::object_type{{"kind", kinds[rank]}};
+    if (rank == 2) {
+      auto hash = content_hash(*parsed, canonicalizer);
+      if (!hash) return fail(errc::invalid_argument, where + hash.error().message);
+      line_object.set("hash", std::move(*hash));
+    }
+    if (const json::value* id = parsed->find("project_id"); id != nullptr && id->is_string()) {
+      if (rank == 0) {
+        project_lines.insert(id->as_string());
+        project_ids.push_back(*id);
+      } else if (!id->as_string().empty() && referenced.insert(id->as_string()).second) {
+        referenced_order.push_back(id->as_string());
+      }
+    }
+    counts.projects += rank == 0;
+    counts.sessions += rank == 1;
+    counts.packages += rank == 2;
+    counts.facts += rank == 3;
+    line_object.set(kinds[rank], std::move(*parsed));
+    items.push_back({rank, lines.number(), std::move(line_object)});
+  }
+  if (items.empty()) return fail(errc::invalid_argument, "the input holds no wire object");
+  // A project neither the file nor the store holds is created as a deposit
+  // creates one: its id, created now.
+  for (const std::string& id : referenced_order) {
+    if (project_lines.count(id) != 0 || s.find_project(id) != nullptr) continue;
+    json::value wire = json::value::object_type{{"project_id", id}, {"created_at", s.now_text()}};
+    items.push_back({0, 0, json::value::object_type{{"kind", "project"}, {"project", std::move(wire)}}});
+    project_ids.emplace_back(id);
+    ++counts.projects;
+  }
+  std::stable_sort(items.begin(), items.end(), [](const item& a, const item& b) { return a.rank < b.rank; });
+  const auto append = [&](const json::value& v, std::size_t source) -> result<void> {
+    auto serialized = canonicalizer.serialize(v, json::canonical_form::jcs);
+    if (!serialized) return unexpected(std::move(serialized).error());
+    out.text += *serialized;
+    out.text += '\n';
+    out.source_lines.push_back(source);
+    return {};
+  };
+  AGENTCTX_TRY(append(json::value::object_type{{"kind", "relay-export"},
+                                                {"protocol_version", std::string(protocol_version)},
+                                                {"exported_at", s.now_text()},
+                                                {"projects", std::move(project_ids)}},
+                      0));
+  for (const item& i : items) AGENTCTX_TRY(append(i.line_object, i.line));
+  json::value end = json::value::object_type{{"kind", std::string(export_end_kind)}};
+  for (const export_count_member& m : export_count_members) end.set(std::string(m.name), static_cast<double>(counts.*m.field));
+  AGENTCTX_TRY(append(end, 0));
+  return out;
+}
+
+// `e` with the "line N: " its message starts with naming the input's line.
+inline error at_source_line(error e, const std::vector<std::size_t>& source_lines) {
+  if (!e.message.starts_with("line ")) return e;
+  const std::size_t colon = e.message.find(": ");
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(e.message.data() + 5, e.message.data() + colon, n);
+  if (colon == std::string::npos || ec != std::errc() || end != e.message.data() + colon || n == 0 ||
+      n > source_lines.size() || source_lines[n - 1] == 0) {
+    return e;
+  }
+  e.message = "line " + std::to_string(source_lines[n - 1]) + e.message.substr(colon);
+  return e;
+}
+
+}  // namespace detail
+
 /// Imports an export (see the file comment) into `s`, which must be open
 /// for writing. A project the store already holds keeps the store's
 /// content (import_report::differing_projects lists those that differ).
@@ -379,8 +537,28 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
 /// than the one the store holds at its place in the package's history;
 /// archived (403 project_archived) for a line that would write into a
 /// project the store holds archived; the store's write errors.
+///
+/// Input whose first line is a bare wire object rather than the header (a
+/// package, fact, session or project object of sections 5 to 7, one per
+/// line, in any order: another implementation's backup) is imported as the
+/// export of those objects would be, with the same checks: a package's
+/// hash is computed (its current state is the state deposited: such a file
+/// holds no status history), a project neither the file nor the store holds
+/// is created as deposit creates one (its id, created now), and errors name
+/// the input's lines. Such a file has no end line, so only a
+/// last line cut in the middle shows that it was cut short
+/// (options.allow_incomplete leaves that line out, as for an export).
 inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {
   json::canonicalizer canonicalizer;
+  if (detail::holds_wire_objects(text, canonicalizer)) {
+    auto converted = detail::export_of_wire_objects(s, text, options.allow_incomplete, canonicalizer);
+    if (!converted) return unexpected(std::move(converted).error());
+    auto report = import_ndjson(s, converted->text);
+    if (!report) return unexpected(detail::at_source_line(std::move(report).error(), converted->source_lines));
+    report->wire_objects = true;
+    report->cut_line = converted->cut_line;
+    return report;
+  }
   std::vector<detail::planned_record> plan;
   import_report report;
   std::set<std::string> new_projects;
@@ -507,7 +685,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
         return bad("session " + quote_for_message(ses->session_id) + " appears twice");
       }
       if (s.find_project(ses->project_id) == nullptr && new_projects.count(ses->project_id) == 0) {
-        return bad("session of project " + quote_for_message(ses->project_id) + ", which the export does not hold");
+        return bad("session of project " + quote_for_message(ses->project_id) + ", which neither the input nor the store holds");
       }
       json::value record_wire = *wire;
       if (const session* held = s.find_session(ses->session_id)) {
@@ -561,7 +739,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
         return bad("package " + quote_for_message(p->package_id) + " hashes to " + *computed + ", not " + *hash);
       }
       if (s.find_project(p->project_id) == nullptr && new_projects.count(p->project_id) == 0) {
-        return bad("package of project " + quote_for_message(p->project_id) + ", which the export does not hold");
+        return bad("package of project " + quote_for_message(p->project_id) + ", which neither the input nor the store holds");
       }
       const auto key = std::make_pair(p->project_id, p->package_id);
       if (planned_wire.count(key) != 0) return bad("package " + quote_for_message(p->package_id) + " appears twice");
@@ -648,7 +826,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       auto f = read_fact(*wire);
       if (!f) return bad(f.error().message);
       if (s.find_project(f->project_id) == nullptr && new_projects.count(f->project_id) == 0) {
-        return bad("fact of project " + quote_for_message(f->project_id) + ", which the export does not hold");
+        return bad("fact of project " + quote_for_message(f->project_id) + ", which neither the input nor the store holds");
       }
       if (const fact* held = s.find_fact(f->fact_id)) {
         // Held identically, or held ended where the export has it current

@@ -49,6 +49,11 @@
 //              median of --rounds, next to content_hash (canonical form +
 //              SHA-256) of every package tree, and SHA-256 alone over every
 //              package's canonical bytes.
+//   5 import   import_ndjson of the store's export into a fresh store (every
+//              hash rechecked, one durable record per package, as deposits
+//              are), and of the same packages as bare wire objects, one per
+//              line (another implementation's backup: hashed on import),
+//              next to section 1's deposits of the same packages.
 //
 // There are no targets: the program prints figures and their ratios to the
 // baselines. It exits 1 on an error (including a store that does not hold
@@ -90,6 +95,7 @@
 #include "agentctx/core/time.hpp"
 #include "agentctx/io/posix_file_system.hpp"
 #include "agentctx/json/canonical.hpp"
+#include "agentctx/relay/export.hpp"
 #include "agentctx/relay/hash.hpp"
 #include "agentctx/relay/log_format.hpp"
 #include "agentctx/relay/search.hpp"
@@ -117,7 +123,7 @@ constexpr std::uint64_t epoch_ms = 1'767'225'600'000;  // 2026-01-01T00:00:00Z
 constexpr const char* usage =
     "usage: relay_store_bench [--small] [--packages N] [--rounds N]\n"
     "  Times the Relay store on the real disk (a temporary directory under $TMPDIR or /tmp):\n"
-    "  deposits, open, pull relevant and verify, each next to a baseline measured in the same\n"
+    "  deposits, open, pull relevant, verify and import, each next to a baseline measured in the same\n"
     "  run (write() + fdatasync of the same bytes, CRC-32 and simdjson over the log, the hash\n"
     "  embedder and BM25 alone, SHA-256 alone).\n"
     "  --small       a smoke test: 50 packages, 1 round, 3 queries\n"
@@ -317,6 +323,9 @@ struct figures {
   std::uint64_t searchable_bytes = 0;
   // 4
   std::vector<elapsed> verify, content_hash, sha;
+  // 5
+  elapsed import_export, import_wire;
+  std::uint64_t export_bytes = 0, wire_bytes = 0;
 };
 
 std::string us(double seconds) {
@@ -956,6 +965,76 @@ void report_verify(const options& o, const figures& f) {
               open > 0 ? 100.0 * hash.wall / open : 0.0, open > 0 ? 100.0 * sha.wall / open : 0.0);
 }
 
+// ---- section 5: import ----------------------------------------------------------------------
+
+result<void> run_import(const std::string& store_dir, const scratch_directory& dir, const options& o, figures& f) {
+  auto opened = open_reader(store_dir);
+  if (!opened) return unexpected(std::move(opened).error());
+  const relay::store& source = *opened;
+  std::string exported;
+  if (auto r = relay::export_ndjson(source, project_id, exported); !r) return unexpected(std::move(r).error());
+  std::string wire;
+  json::canonicalizer canonicalizer;
+  const auto add_line = [&](const json::value& v) -> result<void> {
+    auto text = canonicalizer.serialize(v, json::canonical_form::jcs);
+    if (!text) return unexpected(std::move(text).error());
+    wire.append(*text);
+    wire.push_back('\n');
+    return {};
+  };
+  AGENTCTX_TRY(add_line(source.find_project(project_id)->wire));
+  auto all = source.packages_of(project_id);
+  if (!all) return unexpected(std::move(all).error());
+  for (const relay::stored_package* p : *all) AGENTCTX_TRY(add_line(p->package.wire));
+  f.export_bytes = exported.size();
+  f.wire_bytes = wire.size();
+
+  const auto import_into = [&](const std::string& name, const std::string& text, elapsed& out) -> result<void> {
+    const std::string target_dir = dir.file(name);
+    relay::store_options store_options;
+    store_options.clock = [] { return epoch_ms; };
+    auto target = relay::store::open(io::default_file_system(), target_dir, store_options);
+    if (!target) return unexpected(std::move(target).error());
+    const stopwatch watch;
+    auto report = relay::import_ndjson(*target, text);
+    out = watch.stop();
+    if (!report) return unexpected(std::move(report).error());
+    if (report->packages != o.packages) {
+      return agentctx::fail(errc::corrupt, "import wrote " + std::to_string(report->packages) + " packages", target_dir);
+    }
+    for (const relay::stored_package* p : *all) {
+      auto copy = target->find_package(p->package.package_id, project_id);
+      if (!copy || (*copy)->hash != p->hash) {
+        return agentctx::fail(errc::corrupt, "an imported package has another hash", target_dir);
+      }
+    }
+    return {};
+  };
+  AGENTCTX_TRY(import_into("import-export", exported, f.import_export));
+  AGENTCTX_TRY(import_into("import-wire", wire, f.import_wire));
+  return {};
+}
+
+void report_import(const options& o, const figures& f) {
+  print_header("5. import of " + with_commas(o.packages) + " packages into a fresh store, one durable record each");
+  print_stretch_columns();
+  const double n = static_cast<double>(o.packages);
+  const double deposits = f.deposit.total();
+  double deposits_cpu = 0.0;
+  for (double c : f.deposit.cpu) deposits_cpu += c;
+  print_stretch("import_ndjson of the export", f.import_export,
+                format("%.1f MB, ", agentctx_bench::megabytes(f.export_bytes)) + us(f.import_export.wall / n) +
+                    " us/package");
+  print_stretch("import_ndjson of bare wire objects (hashed on import)", f.import_wire,
+                format("%.1f MB, ", agentctx_bench::megabytes(f.wire_bytes)) + us(f.import_wire.wall / n) +
+                    " us/package");
+  print_stretch("baseline: section 1's deposits of the same packages (sum)", elapsed{deposits, deposits_cpu},
+                us(deposits / n) + " us/package");
+  std::printf("  import of the export / deposits %s; of bare wire objects / deposits %s; wire / export %s\n",
+              ratio(f.import_export.wall, deposits).c_str(), ratio(f.import_wire.wall, deposits).c_str(),
+              ratio(f.import_wire.wall, f.import_export.wall).c_str());
+}
+
 // ---- main -----------------------------------------------------------------------------------
 
 int report_failure(const agentctx::error& e) { return agentctx_bench::report_failure(program, e); }
@@ -987,6 +1066,9 @@ int run(const options& o) {
   step("4. verify");
   if (auto r = run_verify(store_dir, o, f); !r) return report_failure(r.error());
   report_verify(o, f);
+  step("5. import");
+  if (auto r = run_import(store_dir, dir, o, f); !r) return report_failure(r.error());
+  report_import(o, f);
   print_machine_note();
   return 0;
 }

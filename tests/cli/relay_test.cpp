@@ -1382,6 +1382,14 @@ TEST_CASE("relay import reads bare wire objects: packages, facts, sessions and p
   CHECK(partial.exit_code == 0);
   CHECK(contains(partial.err, "warning: line 2 is cut short"));
   CHECK(partial.out.starts_with("imported bare wire objects: 0 projects, 0 sessions, 1 package, "));
+  // A package reviewed since: its current state, pulled and imported again, is held.
+  check_clean_success(f.run({"review", "--package", "pkg_w1", "--status", "complete"}));
+  simdjson::dom::parser pull_parser;
+  auto now_complete = f.json(pull_parser, {"pull", "--mode", "specific", "--package", "pkg_w1"});
+  const std::string current = simdjson::to_string(now_complete["packages"].at(0)["package"].value());
+  const run_result held = f.run({"import", f.file("current.ndjson", current + "\n")});
+  check_clean_success(held);
+  CHECK(contains(held.out, "0 packages, 0 status changes, 0 facts; skipped 2 lines"));
 }
 
 namespace {

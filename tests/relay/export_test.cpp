@@ -15,6 +15,7 @@
 
 #include "agentctx/core/crc32.hpp"
 #include "agentctx/core/endian.hpp"
+#include "agentctx/io/fault_injecting_file_system.hpp"
 #include "agentctx/relay/errors.hpp"
 #include "agentctx/relay/log_format.hpp"
 #include "relay_test_support.hpp"
@@ -122,9 +123,8 @@ TEST_CASE("a session's packages_deposited survives export and import in its orde
 TEST_CASE("import refuses a review history that went apart from the store's, and takes one that goes on from it") {
   agentctx::io::memory_file_system fs;
   auto source = require_value(relay::store::open(fs, "/r", test_options()));
-  auto draft = package("pkg_d");
-  draft.set("status", "draft");
-  require_value(source.deposit(draft));
+  const json::value deposited = draft("pkg_d");
+  require_value(source.deposit(deposited));
   std::string first;
   require_ok(relay::export_ndjson(source, "", first));
   agentctx::io::memory_file_system other;
@@ -809,6 +809,65 @@ TEST_CASE("import of bare wire objects refuses, naming the file's line and writi
   CHECK(cut.cut_line == 2);
   CHECK(cut.packages == 1);
   CHECK(cut.wire_objects);
+}
+
+TEST_CASE("bare wire objects of a package the store holds in another state: skipped, caught up, or refused") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  const json::value deposited = draft("pkg_1");
+  require_value(store.deposit(deposited));
+  const std::string deposited_line = line_of(deposited);
+  require_value(store.flag_for_review("pkg_1", relay::review_type::human));
+  const std::string flagged_line = line_of(require_value(store.find_package("pkg_1"))->package.wire);
+  require_value(store.flag_for_review("pkg_1", relay::review_type::agent, "an agent may do"));
+  const std::string current_line = line_of(require_value(store.find_package("pkg_1"))->package.wire);
+  // Every state the store's package has had is held: skipped, nothing written.
+  const std::size_t records = store.record_count();
+  for (const std::string& text : {deposited_line, flagged_line, current_line}) {
+    CAPTURE(text);
+    const relay::import_report r = require_value(relay::import_ndjson(store, text));
+    CHECK(r.skipped == 1 + require_value(store.find_package("pkg_1"))->changes.size() * (text != deposited_line));
+    CHECK(r.packages + r.status_changes == 0);
+    CHECK(store.record_count() == records);
+  }
+  // A store that holds the package as deposited catches up to the file's
+  // later state by a status change, whose hash is the file's.
+  agentctx::io::memory_file_system other_fs;
+  auto other = require_value(relay::store::open(other_fs, "/copy", test_options()));
+  require_value(other.deposit(deposited));
+  const relay::import_report caught_up = require_value(relay::import_ndjson(other, current_line));
+  CHECK(caught_up.status_changes == 1);
+  CHECK(caught_up.skipped == 1);
+  const relay::stored_package* copy = require_value(other.find_package("pkg_1"));
+  CHECK(copy->hash == require_value(store.find_package("pkg_1"))->hash);
+  CHECK(copy->package.review == relay::review_type::agent);
+  REQUIRE(copy->changes.size() == 1);
+  CHECK(require_value(relay::import_ndjson(other, current_line)).status_changes == 0);
+  // Complete, the store holds the file's state as an earlier one: skipped.
+  require_value(other.review("pkg_1", relay::package_status::complete));
+  CHECK(require_value(relay::import_ndjson(other, current_line)).skipped == 3);
+  // A state no allowed change reaches from the store's is refused, naming the line.
+  auto sent_back = deposited;
+  sent_back.set("status", "revision_requested");
+  sent_back.set("review_type", "agent");
+  const agentctx::error refused = require_error(relay::import_ndjson(other, "\n" + line_of(sent_back)));
+  CHECK(refused.code == errc::already_exists);
+  CHECK(refused.message == "line 2: package \"pkg_1\" is complete in the store, and no allowed status change leads "
+                           "from there to the file's revision_requested (agent)");
+  // Another package with the id is a conflict, as in an export.
+  auto other_content = deposited;
+  other_content.set("title", "Other");
+  CHECK(require_error(relay::import_ndjson(other, line_of(other_content))).code == errc::already_exists);
+}
+
+TEST_CASE("an error on a project made for bare wire objects names the first line naming the project") {
+  agentctx::io::memory_file_system memory;
+  agentctx::io::fault_injecting_file_system faulty(memory);
+  auto store = require_value(relay::store::open(faulty, "/r", test_options()));
+  faulty.fail_operation(faulty.operation_count() + 1);  // the first write: the project's record
+  const agentctx::error e = require_error(
+      relay::import_ndjson(store, "\n\n\n\n" + line_of(package("pkg_one", "proj_new")) + line_of(package("pkg_two", "proj_new"))));
+  CHECK(e.message.starts_with("line 5: "));
 }
 
 TEST_CASE("export leaves out a quarantined package, says so, and what it writes imports") {

@@ -129,12 +129,6 @@ void check_output_schema(relay::store& store, std::string_view tool, simdjson::d
   CHECK_MESSAGE(checked.has_value(), (checked ? std::string() : checked.error().message));
 }
 
-json::value draft(std::string id, std::string project = "proj_demo", std::string title = "Draft work") {
-  json::value p = package(std::move(id), std::move(project), std::move(title));
-  p.set("status", "draft");
-  return p;
-}
-
 }  // namespace
 
 TEST_CASE("tools/list: the thirteen relay tools, each with object input and output schemas") {

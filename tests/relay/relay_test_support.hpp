@@ -54,6 +54,13 @@ inline json::value package(std::string id, std::string project = "proj_demo", st
   return p;
 }
 
+/// package() in status draft.
+inline json::value draft(std::string id, std::string project = "proj_demo", std::string title = "Draft work") {
+  json::value p = package(std::move(id), std::move(project), std::move(title));
+  p.set("status", "draft");
+  return p;
+}
+
 /// An assertion of (proj_demo, `subject`, status) = `value`, from
 /// `valid_from` (default: now).
 inline relay::fact_assertion status_of(std::string subject, std::string value,

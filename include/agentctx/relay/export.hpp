@@ -132,6 +132,33 @@ inline std::string joined_ids(const std::vector<std::string>& ids) {
 
 }  // namespace detail
 
+namespace detail {
+
+// A status line of an export.
+inline json::value status_line(const stored_package& sp, package_status status, review_type review, std::string at,
+                               std::string hash, const std::optional<std::string>& note = {}) {
+  json::value event = json::value::object_type{{"kind", "status"},
+                                               {"project_id", sp.package.project_id},
+                                               {"package_id", sp.package.package_id},
+                                               {"status", std::string(to_string(status))},
+                                               {"review_type", std::string(to_string(review))},
+                                               {"at", std::move(at)},
+                                               {"hash", std::move(hash)}};
+  if (note) event.set("note", *note);
+  return event;
+}
+
+// A package's lines of an export: the package as deposited, then each
+// status change.
+inline std::vector<json::value> package_lines(const stored_package& sp) {
+  std::vector<json::value> out;
+  out.push_back(json::value::object_type{{"kind", "package"}, {"hash", sp.deposited_hash}, {"package", sp.deposited_wire()}});
+  for (const status_change& c : sp.changes) out.push_back(status_line(sp, c.status, c.review, c.at, c.hash, c.note));
+  return out;
+}
+
+}  // namespace detail
+
 /// Appends the export of `project_id` (every project when empty) to `out`,
 /// leaving quarantined packages out (export_report::left_out names them).
 /// Errors: not_found for an unknown project.
@@ -179,21 +206,9 @@ inline result<export_report> export_ndjson(const store& s, const std::string& pr
                                   s.quarantine_reason(*sp));
         continue;
       }
-      AGENTCTX_TRY(line(json::value::object_type{
-          {"kind", "package"}, {"hash", sp->deposited_hash}, {"package", sp->deposited_wire()}}));
+      for (const json::value& v : detail::package_lines(*sp)) AGENTCTX_TRY(line(v));
       ++counts.packages;
-      for (const status_change& c : sp->changes) {
-        json::value event = json::value::object_type{{"kind", "status"},
-                                                     {"project_id", sp->package.project_id},
-                                                     {"package_id", sp->package.package_id},
-                                                     {"status", std::string(to_string(c.status))},
-                                                     {"review_type", std::string(to_string(c.review))},
-                                                     {"at", c.at},
-                                                     {"hash", c.hash}};
-        if (c.note) event.set("note", *c.note);
-        AGENTCTX_TRY(line(event));
-        ++counts.status_changes;
-      }
+      counts.status_changes += sp->changes.size();
     }
   }
   for (const project* p : chosen) {
@@ -409,7 +424,51 @@ inline bool holds_wire_objects(std::string_view text, json::canonicalizer& canon
 // objects in the export's order (projects, sessions, packages with the
 // hashes they have, facts; the file's order within a kind), its end line.
 // `source_lines[i]` is the input's number of the export's line i + 1 (0:
-// the header, the end line and the projects made for ids only referenced).
+// the header and the end line; a project made for an id only referenced:
+// the first line naming it; the lines a package held in the store becomes:
+// its line).
+// The export's lines for a bare wire package `wire` (content hash `hash`)
+// that the store holds in another state than deposited: none when it does
+// not hold it (or holds it quarantined, or as deposited: the import decides).
+// A state the store's package has had (its current one, or one before): the
+// store's lines for it, which the import skips. A later state, the same
+// package with another status and review_type that an allowed status
+// change reaches from the store's: those lines and that change, at now.
+// Another package with the id: none (the import's conflict). Errors:
+// already_exists for a state no allowed status change reaches.
+inline result<std::vector<json::value>> held_state_lines(const store& s, const json::value& wire, const std::string& hash,
+                                                         json::canonicalizer& canonicalizer) {
+  const std::string* package_id = string_member(wire, "package_id");
+  const std::string* project_id = string_member(wire, "project_id");
+  if (package_id == nullptr || project_id == nullptr) return std::vector<json::value>{};
+  auto found = s.find_package(*package_id, *project_id);
+  if (!found || (*found)->quarantined || (*found)->deposited_hash == hash) return std::vector<json::value>{};
+  const stored_package& sp = **found;
+  std::vector<json::value> out = package_lines(sp);
+  const bool had = sp.hash == hash || std::any_of(sp.changes.begin(), sp.changes.end(),
+                                                  [&](const status_change& c) { return c.hash == hash; });
+  if (had) return out;
+  const std::string* status_text = string_member(wire, "status");
+  const std::string* review_text = string_member(wire, "review_type");
+  if (status_text == nullptr || review_text == nullptr) return std::vector<json::value>{};
+  const auto status = parse_package_status(*status_text);
+  const auto review = parse_review_type(*review_text);
+  if (!status || !review) return std::vector<json::value>{};
+  json::value as_held = wire;
+  as_held.set("status", std::string(to_string(sp.package.status)));
+  as_held.set("review_type", std::string(to_string(sp.package.review)));
+  auto held_hash = content_hash(as_held, canonicalizer);
+  if (!held_hash || *held_hash != sp.hash) return std::vector<json::value>{};  // another package
+  if (!is_recordable_status_change(sp.package.status, *status)) {
+    return fail(errc::already_exists,
+                "package " + quote_for_message(*package_id) + " is " + std::string(to_string(sp.package.status)) +
+                    " in the store, and no allowed status change leads from there to the file's " + *status_text +
+                    " (" + *review_text + ")");
+  }
+  out.push_back(status_line(sp, *status, *review, s.now_text(), hash));
+  return out;
+}
+
 struct wire_export {
   std::string text;
   std::vector<std::size_t> source_lines;
@@ -421,10 +480,11 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
   struct item {
     int rank;
     std::size_t line;
-    json::value line_object;
+    std::vector<json::value> line_objects;
   };
   std::vector<item> items;
-  std::set<std::string> project_lines, referenced;
+  std::set<std::string> project_lines;
+  std::map<std::string, std::size_t> referenced;  // project id -> the first line naming it
   std::vector<std::string> referenced_order;
   wire_export out;
   json::value::array_type project_ids;
@@ -458,33 +518,41 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
     }
     static constexpr const char* kinds[] = {"project", "session", "package", "fact"};
     json::value line_object = json::value::object_type{{"kind", kinds[rank]}};
-    if (rank == 2) {
-      auto hash = content_hash(*parsed, canonicalizer);
-      if (!hash) return fail(errc::invalid_argument, where + hash.error().message);
-      line_object.set("hash", std::move(*hash));
-    }
     if (const json::value* id = parsed->find("project_id"); id != nullptr && id->is_string()) {
       if (rank == 0) {
         project_lines.insert(id->as_string());
         project_ids.push_back(*id);
-      } else if (!id->as_string().empty() && referenced.insert(id->as_string()).second) {
+      } else if (!id->as_string().empty() && referenced.emplace(id->as_string(), lines.number()).second) {
         referenced_order.push_back(id->as_string());
       }
     }
     counts.projects += rank == 0;
     counts.sessions += rank == 1;
-    counts.packages += rank == 2;
     counts.facts += rank == 3;
+    if (rank == 2) {
+      ++counts.packages;
+      auto hash = content_hash(*parsed, canonicalizer);
+      if (!hash) return fail(errc::invalid_argument, where + hash.error().message);
+      auto held = held_state_lines(s, *parsed, *hash, canonicalizer);
+      if (!held) return fail(held.error().code, where + held.error().message);
+      if (!held->empty()) {
+        counts.status_changes += held->size() - 1;
+        items.push_back({rank, lines.number(), std::move(*held)});
+        continue;
+      }
+      line_object.set("hash", std::move(*hash));
+    }
     line_object.set(kinds[rank], std::move(*parsed));
-    items.push_back({rank, lines.number(), std::move(line_object)});
+    items.push_back({rank, lines.number(), {std::move(line_object)}});
   }
   if (items.empty()) return fail(errc::invalid_argument, "the input holds no wire object");
   // A project neither the file nor the store holds is created as a deposit
   // creates one: its id, created now.
+  // Its errors name the first line that names it.
   for (const std::string& id : referenced_order) {
     if (project_lines.count(id) != 0 || s.find_project(id) != nullptr) continue;
     json::value wire = json::value::object_type{{"project_id", id}, {"created_at", s.now_text()}};
-    items.push_back({0, 0, json::value::object_type{{"kind", "project"}, {"project", std::move(wire)}}});
+    items.push_back({0, referenced[id], {json::value::object_type{{"kind", "project"}, {"project", std::move(wire)}}}});
     project_ids.emplace_back(id);
     ++counts.projects;
   }
@@ -502,7 +570,9 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
                                                 {"exported_at", s.now_text()},
                                                 {"projects", std::move(project_ids)}},
                       0));
-  for (const item& i : items) AGENTCTX_TRY(append(i.line_object, i.line));
+  for (const item& i : items) {
+    for (const json::value& v : i.line_objects) AGENTCTX_TRY(append(v, i.line));
+  }
   json::value end = json::value::object_type{{"kind", std::string(export_end_kind)}};
   for (const export_count_member& m : export_count_members) end.set(std::string(m.name), static_cast<double>(counts.*m.field));
   AGENTCTX_TRY(append(end, 0));
@@ -513,10 +583,11 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
 inline error at_source_line(error e, const std::vector<std::size_t>& source_lines) {
   if (!e.message.starts_with("line ")) return e;
   const std::size_t colon = e.message.find(": ");
+  if (colon == std::string::npos || colon < 6) return e;
   std::size_t n = 0;
   const auto [end, ec] = std::from_chars(e.message.data() + 5, e.message.data() + colon, n);
-  if (colon == std::string::npos || ec != std::errc() || end != e.message.data() + colon || n == 0 ||
-      n > source_lines.size() || source_lines[n - 1] == 0) {
+  if (ec != std::errc() || end != e.message.data() + colon || n == 0 || n > source_lines.size() ||
+      source_lines[n - 1] == 0) {
     return e;
   }
   e.message = "line " + std::to_string(source_lines[n - 1]) + e.message.substr(colon);
@@ -544,8 +615,9 @@ inline error at_source_line(error e, const std::vector<std::size_t>& source_line
 /// export of those objects would be, with the same checks: a package's
 /// hash is computed (its current state is the state deposited: such a file
 /// holds no status history), a project neither the file nor the store holds
-/// is created as deposit creates one (its id, created now), and errors name
-/// the input's lines. Such a file has no end line, so only a
+/// is created as deposit creates one (its id, created now), a package the
+/// store holds in a state the file's is, or leads to, is the store's
+/// (held_state_lines), and errors name the input's lines. Such a file has no end line, so only a
 /// last line cut in the middle shows that it was cut short
 /// (options.allow_incomplete leaves that line out, as for an export).
 inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {

@@ -420,13 +420,6 @@ inline bool holds_wire_objects(std::string_view text, json::canonicalizer& canon
   return first && !is_export_line(*first) && wire_rank(*first) >= 0;
 }
 
-// Bare wire objects as the export import_ndjson() reads: its header, the
-// objects in the export's order (projects, sessions, packages with the
-// hashes they have, facts; the file's order within a kind), its end line.
-// `source_lines[i]` is the input's number of the export's line i + 1 (0:
-// the header and the end line; a project made for an id only referenced:
-// the first line naming it; the lines a package held in the store becomes:
-// its line).
 // The export's lines for a bare wire package `wire` (content hash `hash`)
 // that the store holds in another state than deposited: none when it does
 // not hold it (or holds it quarantined, or as deposited: the import decides).
@@ -469,10 +462,20 @@ inline result<std::vector<json::value>> held_state_lines(const store& s, const j
   return out;
 }
 
+// Bare wire objects as the export import_ndjson() reads: its header, the
+// objects in the export's order (projects, sessions, packages with the
+// hashes they have, facts; the file's order within a kind), its end line.
+// `source_lines[i]` is the input's number of the export's line i + 1 (0:
+// the header and the end line; a project made for an id only referenced:
+// the first line naming it; the lines a package held in the store becomes:
+// its line). `held_lines` counts the store's lines beyond one per file
+// line that packages held in the store became (the import counts them as
+// skipped: the report says one line each).
 struct wire_export {
   std::string text;
   std::vector<std::size_t> source_lines;
   std::size_t cut_line = 0;
+  std::size_t held_lines = 0;
 };
 
 inline result<wire_export> export_of_wire_objects(const store& s, std::string_view text, bool allow_cut,
@@ -537,6 +540,7 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
       if (!held) return fail(held.error().code, where + held.error().message);
       if (!held->empty()) {
         counts.status_changes += held->size() - 1;
+        out.held_lines += held->size() - 1;
         items.push_back({rank, lines.number(), std::move(*held)});
         continue;
       }
@@ -617,9 +621,11 @@ inline error at_source_line(error e, const std::vector<std::size_t>& source_line
 /// holds no status history), a project neither the file nor the store holds
 /// is created as deposit creates one (its id, created now), a package the
 /// store holds in a state the file's is, or leads to, is the store's
-/// (held_state_lines), and errors name the input's lines. Such a file has no end line, so only a
-/// last line cut in the middle shows that it was cut short
-/// (options.allow_incomplete leaves that line out, as for an export).
+/// (held_state_lines), and errors name the input's lines. The report counts
+/// the file's lines: such a package is one line skipped, or one status
+/// change. Such a file has no end line, so only a last line cut in the
+/// middle shows that it was cut short (options.allow_incomplete leaves that
+/// line out, as for an export).
 inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {
   json::canonicalizer canonicalizer;
   if (detail::holds_wire_objects(text, canonicalizer)) {
@@ -629,6 +635,7 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
     if (!report) return unexpected(detail::at_source_line(std::move(report).error(), converted->source_lines));
     report->wire_objects = true;
     report->cut_line = converted->cut_line;
+    report->skipped -= std::min(report->skipped, converted->held_lines);
     return report;
   }
   std::vector<detail::planned_record> plan;

@@ -975,13 +975,7 @@ result<void> run_import(const std::string& store_dir, const scratch_directory& d
   if (auto r = relay::export_ndjson(source, project_id, exported); !r) return unexpected(std::move(r).error());
   std::string wire;
   json::canonicalizer canonicalizer;
-  const auto add_line = [&](const json::value& v) -> result<void> {
-    auto text = canonicalizer.serialize(v, json::canonical_form::jcs);
-    if (!text) return unexpected(std::move(text).error());
-    wire.append(*text);
-    wire.push_back('\n');
-    return {};
-  };
+  const auto add_line = [&](const json::value& v) { return relay::append_ndjson_line(canonicalizer, v, wire); };
   AGENTCTX_TRY(add_line(source.find_project(project_id)->wire));
   auto all = source.packages_of(project_id);
   if (!all) return unexpected(std::move(all).error());

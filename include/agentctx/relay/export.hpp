@@ -132,7 +132,33 @@ inline std::string joined_ids(const std::vector<std::string>& ids) {
 
 }  // namespace detail
 
+/// Appends `v` in canonical form (RFC 8785) and a line break to `out`: one
+/// line of NDJSON, as exports write them.
+inline result<void> append_ndjson_line(json::canonicalizer& canonicalizer, const json::value& v, std::string& out) {
+  auto text = canonicalizer.serialize(v, json::canonical_form::jcs);
+  if (!text) return unexpected(std::move(text).error());
+  out.append(*text);
+  out.push_back('\n');
+  return {};
+}
+
 namespace detail {
+
+// Why an input line that does not parse is refused.
+inline std::string not_json(const error& e) {
+  return e.message.starts_with("not JSON") ? e.message : "not JSON: " + e.message;
+}
+
+// Whether `line`, a line of `text`, ends it without a line break, as every
+// exported line ends: the file was cut in the middle of it.
+inline bool ends_without_break(std::string_view line, std::string_view text) {
+  return line.data() + line.size() == text.data() + text.size();
+}
+
+// The refusal of such a last line that does not parse (`why`).
+inline std::string cut_short(const std::string& why) {
+  return "the last line is cut short (no line break after it, and " + why + "): the file was cut short";
+}
 
 // A status line of an export.
 inline json::value status_line(const stored_package& sp, package_status status, review_type review, std::string at,
@@ -172,13 +198,7 @@ inline result<export_report> export_ndjson(const store& s, const std::string& pr
     return unexpected(project_not_found(project_id));
   }
   json::canonicalizer canonicalizer;
-  const auto line = [&](const json::value& v) -> result<void> {
-    auto text = canonicalizer.serialize(v, json::canonical_form::jcs);
-    if (!text) return unexpected(std::move(text).error());
-    out.append(*text);
-    out.push_back('\n');
-    return {};
-  };
+  const auto line = [&](const json::value& v) { return append_ndjson_line(canonicalizer, v, out); };
   export_report report;
   export_counts& counts = report.lines;
   json::value::array_type ids;
@@ -498,15 +518,13 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
     const std::string where = "line " + std::to_string(lines.number()) + ": ";
     auto parsed = canonicalizer.parse(line);
     if (!parsed) {
-      const std::string& message = parsed.error().message;
-      const std::string why = message.starts_with("not JSON") ? message : "not JSON: " + message;
-      if (line.data() + line.size() == text.data() + text.size()) {
+      const std::string why = not_json(parsed.error());
+      if (ends_without_break(line, text)) {
         if (allow_cut) {
           out.cut_line = lines.number();
           break;
         }
-        return fail(errc::invalid_argument,
-                    where + "the last line is cut short (no line break after it, and " + why + "): the file was cut short");
+        return fail(errc::invalid_argument, where + cut_short(why));
       }
       return fail(errc::invalid_argument, where + why);
     }
@@ -562,12 +580,8 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
   }
   std::stable_sort(items.begin(), items.end(), [](const item& a, const item& b) { return a.rank < b.rank; });
   const auto append = [&](const json::value& v, std::size_t source) -> result<void> {
-    auto serialized = canonicalizer.serialize(v, json::canonical_form::jcs);
-    if (!serialized) return unexpected(std::move(serialized).error());
-    out.text += *serialized;
-    out.text += '\n';
     out.source_lines.push_back(source);
-    return {};
+    return append_ndjson_line(canonicalizer, v, out.text);
   };
   AGENTCTX_TRY(append(json::value::object_type{{"kind", "relay-export"},
                                                 {"protocol_version", std::string(protocol_version)},
@@ -683,16 +697,13 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
     };
     auto parsed = canonicalizer.parse(line);
     if (!parsed) {
-      const std::string& message = parsed.error().message;
-      const std::string why = message.starts_with("not JSON") ? message : "not JSON: " + message;
-      // The last line, without the line break every exported line ends
-      // with: the file was cut in the middle of it.
-      if (line.data() + line.size() == text.data() + text.size() && header_seen) {
+      const std::string why = detail::not_json(parsed.error());
+      if (detail::ends_without_break(line, text) && header_seen) {
         if (options.allow_incomplete && end_line == 0) {
           report.cut_line = line_number;
           break;
         }
-        return bad("the last line is cut short (no line break after it, and " + why + "): the file was cut short");
+        return bad(detail::cut_short(why));
       }
       return bad(why);
     }

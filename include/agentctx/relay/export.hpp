@@ -54,7 +54,6 @@
 #pragma once
 
 #include <algorithm>
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -482,18 +481,60 @@ inline result<std::vector<json::value>> held_state_lines(const store& s, const j
   return out;
 }
 
-// Bare wire objects as the export import_ndjson() reads: its header, the
-// objects in the export's order (projects, sessions, packages with the
-// hashes they have, facts; the file's order within a kind), its end line.
-// `source_lines[i]` is the input's number of the export's line i + 1 (0:
-// the header and the end line; a project made for an id only referenced:
-// the first line naming it; the lines a package held in the store becomes:
-// its line). `held_lines` counts the store's lines beyond one per file
-// line that packages held in the store became (the import counts them as
+// A line of an export as the import reads it.
+struct export_line {
+  /// The input's number of the line; errors name it. 0 for a line the
+  /// import made itself (the header and end line of bare wire objects).
+  std::size_t number = 0;
+  /// The line's object; none when the line is not JSON (`not_json` says why).
+  std::optional<json::value> object;
+  std::string not_json;
+  /// Not JSON, and the input's last line without a line break after it:
+  /// the file was cut in the middle of it.
+  bool cut = false;
+  /// A package line whose hash the import computed from its package (a
+  /// bare wire object's): not checked again.
+  bool hash_computed = false;
+};
+
+// The lines of an export's text, parsed one by one as the import reads them.
+class export_text_lines {
+ public:
+  export_text_lines(std::string_view text, json::canonicalizer& canonicalizer) noexcept
+      : text_(text), lines_(text), canonicalizer_(canonicalizer) {}
+
+  bool next(export_line& out) {
+    std::string_view line;
+    if (!lines_.next(line)) return false;
+    out = export_line{};
+    out.number = lines_.number();
+    auto parsed = canonicalizer_.parse(line);
+    if (parsed) {
+      out.object = std::move(*parsed);
+    } else {
+      out.not_json = not_json(parsed.error());
+      out.cut = ends_without_break(line, text_);
+    }
+    return true;
+  }
+
+ private:
+  std::string_view text_;
+  line_cursor lines_;
+  json::canonicalizer& canonicalizer_;
+};
+
+// Bare wire objects as the lines of the export import_ndjson() reads: its
+// header, the objects in the export's order (projects, sessions, packages
+// with the hashes they have, facts; the file's order within a kind), its
+// end line. Each line has the number of the input's line it is from (0: the
+// header and the end line; a project made for an id only referenced: the
+// first line naming it; the lines a package held in the store becomes: its
+// line). `held_lines` counts the store's lines beyond one per file line
+// that packages held in the store became (the import counts them as
 // skipped: the report says one line each).
 struct wire_export {
-  std::string text;
-  std::vector<std::size_t> source_lines;
+  std::vector<export_line> lines;
   std::size_t cut_line = 0;
   std::size_t held_lines = 0;
 };
@@ -502,8 +543,7 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
                                                   json::canonicalizer& canonicalizer) {
   struct item {
     int rank;
-    std::size_t line;
-    std::vector<json::value> line_objects;
+    std::vector<export_line> lines;
   };
   std::vector<item> items;
   std::set<std::string> project_lines;
@@ -512,38 +552,44 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
   wire_export out;
   json::value::array_type project_ids;
   export_counts counts;
-  line_cursor lines(text);
-  std::string_view line;
-  while (lines.next(line)) {
-    const std::string where = "line " + std::to_string(lines.number()) + ": ";
-    auto parsed = canonicalizer.parse(line);
-    if (!parsed) {
-      const std::string why = not_json(parsed.error());
-      if (ends_without_break(line, text)) {
+  const auto line_of = [](std::size_t number, json::value object, bool hash_computed = false) {
+    export_line l;
+    l.number = number;
+    l.object = std::move(object);
+    l.hash_computed = hash_computed;
+    return l;
+  };
+  export_text_lines lines(text, canonicalizer);
+  export_line in;
+  while (lines.next(in)) {
+    const std::string where = "line " + std::to_string(in.number) + ": ";
+    if (!in.object) {
+      if (in.cut) {
         if (allow_cut) {
-          out.cut_line = lines.number();
+          out.cut_line = in.number;
           break;
         }
-        return fail(errc::invalid_argument, where + cut_short(why));
+        return fail(errc::invalid_argument, where + cut_short(in.not_json));
       }
-      return fail(errc::invalid_argument, where + why);
+      return fail(errc::invalid_argument, where + in.not_json);
     }
-    if (is_export_line(*parsed)) {
+    json::value& parsed = *in.object;
+    if (is_export_line(parsed)) {
       return fail(errc::invalid_argument,
                   where + "a line of a Relay export among bare wire objects (the file's first line is a wire object)");
     }
-    const int rank = wire_rank(*parsed);
+    const int rank = wire_rank(parsed);
     if (rank < 0) {
       return fail(errc::invalid_argument, where + "not a Relay wire object: a package has relay_version, a fact "
                                                   "fact_id, a session session_id, a project project_id");
     }
     static constexpr const char* kinds[] = {"project", "session", "package", "fact"};
     json::value line_object = json::value::object_type{{"kind", kinds[rank]}};
-    if (const json::value* id = parsed->find("project_id"); id != nullptr && id->is_string()) {
+    if (const json::value* id = parsed.find("project_id"); id != nullptr && id->is_string()) {
       if (rank == 0) {
         project_lines.insert(id->as_string());
         project_ids.push_back(*id);
-      } else if (!id->as_string().empty() && referenced.emplace(id->as_string(), lines.number()).second) {
+      } else if (!id->as_string().empty() && referenced.emplace(id->as_string(), in.number).second) {
         referenced_order.push_back(id->as_string());
       }
     }
@@ -552,20 +598,23 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
     counts.facts += rank == 3;
     if (rank == 2) {
       ++counts.packages;
-      auto hash = content_hash(*parsed, canonicalizer);
+      auto hash = content_hash(parsed, canonicalizer);
       if (!hash) return fail(errc::invalid_argument, where + hash.error().message);
-      auto held = held_state_lines(s, *parsed, *hash, canonicalizer);
+      auto held = held_state_lines(s, parsed, *hash, canonicalizer);
       if (!held) return fail(held.error().code, where + held.error().message);
       if (!held->empty()) {
         counts.status_changes += held->size() - 1;
         out.held_lines += held->size() - 1;
-        items.push_back({rank, lines.number(), std::move(*held)});
+        item i{rank, {}};
+        for (json::value& v : *held) i.lines.push_back(line_of(in.number, std::move(v)));
+        items.push_back(std::move(i));
         continue;
       }
       line_object.set("hash", std::move(*hash));
     }
-    line_object.set(kinds[rank], std::move(*parsed));
-    items.push_back({rank, lines.number(), {std::move(line_object)}});
+    line_object.set(kinds[rank], std::move(parsed));
+    items.push_back({rank, {}});
+    items.back().lines.push_back(line_of(in.number, std::move(line_object), rank == 2));
   }
   if (items.empty()) return fail(errc::invalid_argument, "the input holds no wire object");
   // A project neither the file nor the store holds is created as a deposit
@@ -574,84 +623,31 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
   for (const std::string& id : referenced_order) {
     if (project_lines.count(id) != 0 || s.find_project(id) != nullptr) continue;
     json::value wire = json::value::object_type{{"project_id", id}, {"created_at", s.now_text()}};
-    items.push_back({0, referenced[id], {json::value::object_type{{"kind", "project"}, {"project", std::move(wire)}}}});
+    items.push_back({0, {}});
+    items.back().lines.push_back(
+        line_of(referenced[id], json::value::object_type{{"kind", "project"}, {"project", std::move(wire)}}));
     project_ids.emplace_back(id);
     ++counts.projects;
   }
   std::stable_sort(items.begin(), items.end(), [](const item& a, const item& b) { return a.rank < b.rank; });
-  const auto append = [&](const json::value& v, std::size_t source) -> result<void> {
-    out.source_lines.push_back(source);
-    return append_ndjson_line(canonicalizer, v, out.text);
-  };
-  AGENTCTX_TRY(append(json::value::object_type{{"kind", "relay-export"},
-                                                {"protocol_version", std::string(protocol_version)},
-                                                {"exported_at", s.now_text()},
-                                                {"projects", std::move(project_ids)}},
-                      0));
-  for (const item& i : items) {
-    for (const json::value& v : i.line_objects) AGENTCTX_TRY(append(v, i.line));
+  out.lines.push_back(line_of(0, json::value::object_type{{"kind", "relay-export"},
+                                                          {"protocol_version", std::string(protocol_version)},
+                                                          {"exported_at", s.now_text()},
+                                                          {"projects", std::move(project_ids)}}));
+  for (item& i : items) {
+    for (export_line& l : i.lines) out.lines.push_back(std::move(l));
   }
   json::value end = json::value::object_type{{"kind", std::string(export_end_kind)}};
   for (const export_count_member& m : export_count_members) end.set(std::string(m.name), static_cast<double>(counts.*m.field));
-  AGENTCTX_TRY(append(end, 0));
+  out.lines.push_back(line_of(0, std::move(end)));
   return out;
 }
 
-// `e` with the "line N: " its message starts with naming the input's line.
-inline error at_source_line(error e, const std::vector<std::size_t>& source_lines) {
-  if (!e.message.starts_with("line ")) return e;
-  const std::size_t colon = e.message.find(": ");
-  if (colon == std::string::npos || colon < 6) return e;
-  std::size_t n = 0;
-  const auto [end, ec] = std::from_chars(e.message.data() + 5, e.message.data() + colon, n);
-  if (ec != std::errc() || end != e.message.data() + colon || n == 0 || n > source_lines.size() ||
-      source_lines[n - 1] == 0) {
-    return e;
-  }
-  e.message = "line " + std::to_string(source_lines[n - 1]) + e.message.substr(colon);
-  return e;
-}
-
-}  // namespace detail
-
-/// Imports an export (see the file comment) into `s`, which must be open
-/// for writing. A project the store already holds keeps the store's
-/// content (import_report::differing_projects lists those that differ).
-/// Errors: invalid_argument naming the line ("line 7: ...") for anything
-/// malformed or a hash mismatch, and for input that does not start with the
-/// header line (empty input included), and for input without the end line
-/// (unless options.allow_incomplete), with a line after it, or with counts
-/// of lines other than it states; already_exists for a package id, fact id
-/// or session id held with other content, and for a status change other
-/// than the one the store holds at its place in the package's history;
-/// archived (403 project_archived) for a line that would write into a
-/// project the store holds archived; the store's write errors.
-///
-/// Input whose first line is a bare wire object rather than the header (a
-/// package, fact, session or project object of sections 5 to 7, one per
-/// line, in any order: another implementation's backup) is imported as the
-/// export of those objects would be, with the same checks: a package's
-/// hash is computed (its current state is the state deposited: such a file
-/// holds no status history), a project neither the file nor the store holds
-/// is created as deposit creates one (its id, created now), a package the
-/// store holds in a state the file's is, or leads to, is the store's
-/// (held_state_lines), and errors name the input's lines. The report counts
-/// the file's lines: such a package is one line skipped, or one status
-/// change. Such a file has no end line, so only a last line cut in the
-/// middle shows that it was cut short (options.allow_incomplete leaves that
-/// line out, as for an export).
-inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {
-  json::canonicalizer canonicalizer;
-  if (detail::holds_wire_objects(text, canonicalizer)) {
-    auto converted = detail::export_of_wire_objects(s, text, options.allow_incomplete, canonicalizer);
-    if (!converted) return unexpected(std::move(converted).error());
-    auto report = import_ndjson(s, converted->text);
-    if (!report) return unexpected(detail::at_source_line(std::move(report).error(), converted->source_lines));
-    report->wire_objects = true;
-    report->cut_line = converted->cut_line;
-    report->skipped -= std::min(report->skipped, converted->held_lines);
-    return report;
-  }
+// The import of an export's lines, which `next(export_line&)` gives one by
+// one (false at the end): import_ndjson().
+template <class Next>
+result<import_report> import_export_lines(store& s, Next&& next, import_options options,
+                                          json::canonicalizer& canonicalizer) {
   std::vector<detail::planned_record> plan;
   import_report report;
   std::set<std::string> new_projects;
@@ -671,17 +667,16 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
   std::vector<detail::fact_line> fact_lines;
   std::set<std::string> ended_by_import;
 
-  line_cursor lines(text);
-  std::string_view line;
+  export_line in;
   bool header_seen = false;
-  std::size_t end_line = 0;  // the end line's number, once seen
+  std::optional<std::size_t> end_line;  // the end line's number, once seen
   export_counts seen;         // lines of each kind before it
-  while (lines.next(line)) {
-    const std::size_t line_number = lines.number();
-    const std::string where = "line " + std::to_string(line_number) + ": ";
+  while (next(in)) {
+    const std::size_t line_number = in.number;
+    const std::string where = line_number == 0 ? std::string() : "line " + std::to_string(line_number) + ": ";
     const auto bad = [&](const std::string& why) { return fail(errc::invalid_argument, where + why); };
-    if (end_line != 0) {
-      return bad("a line after the export's end line (line " + std::to_string(end_line) +
+    if (end_line) {
+      return bad("a line after the export's end line (line " + std::to_string(*end_line) +
                  "): two exports joined, or something appended");
     }
     // A line that would write into a project the store holds archived is
@@ -695,19 +690,17 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       e.message = where + e.message;
       return unexpected(std::move(e));
     };
-    auto parsed = canonicalizer.parse(line);
-    if (!parsed) {
-      const std::string why = detail::not_json(parsed.error());
-      if (detail::ends_without_break(line, text) && header_seen) {
-        if (options.allow_incomplete && end_line == 0) {
+    if (!in.object) {
+      if (in.cut && header_seen) {
+        if (options.allow_incomplete) {
           report.cut_line = line_number;
           break;
         }
-        return bad(detail::cut_short(why));
+        return bad(detail::cut_short(in.not_json));
       }
-      return bad(why);
+      return bad(in.not_json);
     }
-    json::value& object = *parsed;
+    json::value& object = *in.object;
     const std::string* kind = detail::string_member(object, "kind");
     if (kind == nullptr) return bad("has no \"kind\"");
     const bool first_line = !header_seen;
@@ -823,10 +816,12 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       if (hash == nullptr || wire == nullptr) return bad("package line without hash or package");
       auto p = read_package(*wire);
       if (!p) return bad(p.error().message);
-      auto computed = content_hash(*wire, canonicalizer);
-      if (!computed) return bad(computed.error().message);
-      if (*computed != *hash) {
-        return bad("package " + quote_for_message(p->package_id) + " hashes to " + *computed + ", not " + *hash);
+      if (!in.hash_computed) {
+        auto computed = content_hash(*wire, canonicalizer);
+        if (!computed) return bad(computed.error().message);
+        if (*computed != *hash) {
+          return bad("package " + quote_for_message(p->package_id) + " hashes to " + *computed + ", not " + *hash);
+        }
       }
       if (s.find_project(p->project_id) == nullptr && new_projects.count(p->project_id) == 0) {
         return bad("package of project " + quote_for_message(p->project_id) + ", which neither the input nor the store holds");
@@ -955,20 +950,20 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
                 "not a Relay export: the input is empty (an export starts with its header line, "
                 "{\"kind\":\"relay-export\",...})");
   }
-  if (end_line == 0 && !options.allow_incomplete) {
+  if (!end_line && !options.allow_incomplete) {
     return fail(errc::invalid_argument,
                 "the export is incomplete: it ends without its end line ({\"kind\":\"relay-export-end\",...}) after " +
                     detail::describe_counts(seen) +
                     ": the file was cut short (or written before exports had end lines, 2026-11-26)");
   }
-  report.incomplete = end_line == 0;
+  report.incomplete = !end_line;
   {
     // The header lists the projects the export holds: all of them, or,
     // when it was cut short, the ones whose lines are there.
     std::set<std::string> listed(header_projects.begin(), header_projects.end());
     const bool listed_all = std::includes(listed.begin(), listed.end(), project_lines.begin(), project_lines.end());
     if (!listed_all || listed.size() != header_projects.size() ||
-        (end_line != 0 && listed.size() != project_lines.size())) {
+        (end_line && listed.size() != project_lines.size())) {
       return fail(errc::invalid_argument,
                   "line 1: the header lists the projects " + detail::joined_ids(header_projects) +
                       ", but the export's project lines are of " +
@@ -995,6 +990,56 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
       return unexpected(std::move(e));
     }
   }
+  return report;
+}
+
+}  // namespace detail
+
+/// Imports an export (see the file comment) into `s`, which must be open
+/// for writing. A project the store already holds keeps the store's
+/// content (import_report::differing_projects lists those that differ).
+/// Errors: invalid_argument naming the line ("line 7: ...") for anything
+/// malformed or a hash mismatch, and for input that does not start with the
+/// header line (empty input included), and for input without the end line
+/// (unless options.allow_incomplete), with a line after it, or with counts
+/// of lines other than it states; already_exists for a package id, fact id
+/// or session id held with other content, and for a status change other
+/// than the one the store holds at its place in the package's history;
+/// archived (403 project_archived) for a line that would write into a
+/// project the store holds archived; the store's write errors.
+///
+/// Input whose first line is a bare wire object rather than the header (a
+/// package, fact, session or project object of sections 5 to 7, one per
+/// line, in any order: another implementation's backup) is imported as the
+/// export of those objects would be, with the same checks: a package's
+/// hash is computed (its current state is the state deposited: such a file
+/// holds no status history), a project neither the file nor the store holds
+/// is created as deposit creates one (its id, created now), a package the
+/// store holds in a state the file's is, or leads to, is the store's
+/// (held_state_lines), and errors name the input's lines. The report counts
+/// the file's lines: such a package is one line skipped, or one status
+/// change. Such a file has no end line, so only a last line cut in the
+/// middle shows that it was cut short (options.allow_incomplete leaves that
+/// line out, as for an export).
+inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {
+  json::canonicalizer canonicalizer;
+  if (!detail::holds_wire_objects(text, canonicalizer)) {
+    detail::export_text_lines lines(text, canonicalizer);
+    return detail::import_export_lines(s, [&](detail::export_line& l) { return lines.next(l); }, options, canonicalizer);
+  }
+  auto converted = detail::export_of_wire_objects(s, text, options.allow_incomplete, canonicalizer);
+  if (!converted) return unexpected(std::move(converted).error());
+  std::size_t i = 0;
+  const auto next = [&](detail::export_line& l) {
+    if (i == converted->lines.size()) return false;
+    l = std::move(converted->lines[i++]);
+    return true;
+  };
+  auto report = detail::import_export_lines(s, next, import_options{}, canonicalizer);
+  if (!report) return report;
+  report->wire_objects = true;
+  report->cut_line = converted->cut_line;
+  report->skipped -= std::min(report->skipped, converted->held_lines);
   return report;
 }
 

@@ -48,15 +48,16 @@ inline constexpr std::string_view program_name = "relay";
 
 /// The exit-code lines of the --help footers of relay and relay-deposit.
 inline constexpr std::string_view exit_codes_help =
-    "Exit codes: 0 success; 1 not found (package_not_found, project_not_found, session_not_found), a damaged store, or verify\n"
-    "found quarantined packages; 2 usage error, I/O error, no store, store locked; 3 invalid_schema;\n"
-    "4 invalid_transition; 5 duplicate_package_id; 6 project_archived.";
+    "Exit codes: 0 success; 1 not found (package_not_found, project_not_found, session_not_found), a damaged store\n"
+    "or one of a format version this build does not read, or verify found quarantined packages; 2 usage error,\n"
+    "I/O error, no store, store locked; 3 invalid_schema; 4 invalid_transition; 5 duplicate_package_id;\n"
+    "6 project_archived.";
 
 /// The exit-code lines of the --help footers of deposit and relay-deposit:
 /// the causes a deposit can have.
 inline constexpr std::string_view deposit_exit_codes_help =
-    "Exit codes: 0 success (deposited, or already present); 1 a damaged store; 2 usage error, I/O error, store locked;\n"
-    "3 invalid_schema; 5 duplicate_package_id; 6 project_archived.";
+    "Exit codes: 0 success (deposited, or already present); 1 a damaged store, or one of a format version this build\n"
+    "does not read; 2 usage error, I/O error, store locked; 3 invalid_schema; 5 duplicate_package_id; 6 project_archived.";
 
 /// --store and --json, which every subcommand takes, and the name errors are
 /// reported under ("relay", or "relay-deposit").

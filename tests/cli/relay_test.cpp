@@ -159,7 +159,7 @@ TEST_CASE("relay-deposit deposits like relay deposit, with the same output and e
   CHECK(contains(named_serve.out, "\"usage_error\""));
   const run_result help = cli_test::run(RELAY_DEPOSIT_BIN, {"--help"}, f.dir.path());
   check_clean_success(help);
-  CHECK(contains(help.out, "Exit codes: 0 success (deposited, or already present); 1 a damaged store;"));
+  CHECK(contains(help.out, "Exit codes: 0 success (deposited, or already present); 1 a damaged store, or one of a format"));
   CHECK_FALSE(contains(help.out, "invalid_transition"));
 }
 
@@ -176,6 +176,15 @@ TEST_CASE("relay deposit refuses bad input with the protocol's exit codes") {
   std::string no_title = package_text("pkg_untitled", "x");
   no_title.replace(no_title.find("\"title\":\"x\","), 12, "");
   check_failure(f.run({"deposit", f.file("untitled.json", no_title)}), exit_invalid_schema, "title is required");
+  // As deep as JSON may nest here, and its record one level deeper still.
+  std::string deep = "1";
+  for (int i = 0; i < 1023; ++i) deep = "[" + deep + "]";
+  const std::string deep_file = f.file("deep.json", package_text("pkg_deep", "Deep", "proj_demo", "complete", ",\"x-deep\":" + deep));
+  check_failure(f.run({"deposit", deep_file}), exit_invalid_schema,
+                "deep.json: cannot be stored: in its log record, arrays and objects nest deeper than 1024 levels");
+  check_json_failure(f.run({"deposit", deep_file, "--json"}), exit_invalid_schema, "invalid_schema", 400);
+  check_failure(f.run({"import", deep_file}), exit_invalid_schema,
+                "line 1: cannot be stored: in its log record, arrays and objects nest deeper than 1024 levels");
 
   // The same id with other content is 409 duplicate_package_id.
   f.deposit(package_text("pkg_dup", "First version"));
@@ -672,6 +681,39 @@ TEST_CASE("relay export -o replaces only a regular file, keeping its mode and a 
   // An endless input is refused at its bound instead of exhausting memory.
   check_failure(f.run({"hash", "/dev/zero"}), exit_invalid_schema, "larger than 67108864 bytes");
   check_failure(f.run({"deposit", "-"}, "/dev/zero"), exit_invalid_schema, "larger than 67108864 bytes");
+}
+
+TEST_CASE("relay reads a version 1 log as it is, makes it version 2 before its first record, and names a version it does not read") {
+  relay_fixture f;
+  const std::string first = f.file("a.json", package_text("pkg_a", "First", "proj_v"));
+  check_clean_success(f.run({"deposit", first}));
+  const std::string log_path = f.store + "/relay.log";
+  std::string log = cli_test::read_file(log_path);
+  REQUIRE(agentctx::load_u32(log.data() + 8) == 2);
+  agentctx::store_u32(log.data() + 8, 1);
+  cli_test::write_file(log_path, log);
+  // Read, and a command that opens the store for writing and writes nothing
+  // (an id held identically): the log stays version 1.
+  check_clean_success(f.run({"verify"}));
+  check_clean_success(f.run({"pull", "--mode", "specific", "--package", "pkg_a"}));
+  const run_result again = f.run({"deposit", first});
+  check_clean_success(again);
+  CHECK(contains(again.out, "already present"));
+  CHECK(cli_test::read_file(log_path) == log);
+  // The first record this build writes.
+  check_clean_success(f.run({"deposit", f.file("b.json", package_text("pkg_b", "Second", "proj_v"))}));
+  const std::string now = cli_test::read_file(log_path);
+  CHECK(agentctx::load_u32(now.data() + 8) == 2);
+  CHECK(now.substr(12, log.size() - 12) == log.substr(12));
+  check_clean_success(f.run({"verify"}));
+  // A version this build does not read: one line naming it, nothing written.
+  std::string v3 = now;
+  agentctx::store_u32(v3.data() + 8, 3);
+  cli_test::write_file(log_path, v3);
+  check_failure(f.run({"verify"}), exit_not_found, "relay.log format version 3 is not supported (this build reads 1 to 2)");
+  check_failure(f.run({"deposit", f.file("c.json", package_text("pkg_c", "Third", "proj_v"))}), exit_not_found,
+                "relay.log format version 3 is not supported");
+  CHECK(cli_test::read_file(log_path) == v3);
 }
 
 TEST_CASE("relay verify reports quarantined packages (exit 1); pull refuses them; a damaged log is exit 1") {

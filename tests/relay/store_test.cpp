@@ -1456,8 +1456,84 @@ TEST_CASE("open names a package record that does not apply") {
   CHECK(refused.error().offset == log_of({payloads[0], payloads[1]}).size());
 }
 
+TEST_CASE("a version 1 relay.log is read as it is, and becomes version 2 before the first record this build appends") {
+  // Version 2 adds records a reader of version 1 refuses as damage (a flag
+  // again, times before 1970): its header tells such a reader it is a
+  // version it does not read instead.
+  agentctx::io::memory_file_system fs;
+  deposit_two(fs);
+  std::string v1 = log_bytes(fs);
+  REQUIRE(agentctx::load_u32(v1.data() + 8) == 2);
+  agentctx::store_u32(v1.data() + 8, 1);
+  write_log(fs, v1);
+  CHECK(relay::check_log_header(std::as_bytes(std::span(v1.data(), relay::log_header_size))) == relay::header_check::ok);
+  for (std::size_t n : {std::size_t{9}, std::size_t{12}, std::size_t{31}}) {
+    CHECK(relay::check_log_header(std::as_bytes(std::span(v1.data(), n))) == relay::header_check::incomplete);
+  }
+  {
+    auto reader = open_store(fs, true);
+    CHECK(reader.record_count() == 2);
+    auto writer = open_store(fs);       // that writes nothing
+    CHECK(writer.find_package("pkg_2", "proj_demo").has_value());
+  }
+  CHECK(log_bytes(fs) == v1);
+
+  // A crash at the header's write or at its sync: the deposit was not
+  // acknowledged, and the log holds what it held, of version 1 or 2.
+  const auto image = fs.snapshot();
+  agentctx::io::fault_injecting_file_system faulty(fs);
+  for (std::uint64_t at : {1, 2}) {
+    CAPTURE(at);
+    fs.restore(image);
+    faulty.reset();
+    auto writer = require_value(relay::store::open(faulty, "/r", test_options()));
+    const std::uint64_t opened = faulty.operation_count();
+    faulty.set_crash_after_fault(true);
+    faulty.fail_operation(opened + at);
+    CHECK_FALSE(writer.deposit(package("pkg_3")).has_value());
+    const auto history = faulty.operation_history();
+    REQUIRE(history.size() == opened + at);
+    CHECK(history.back().kind == (at == 1 ? agentctx::io::operation_kind::write : agentctx::io::operation_kind::sync));
+    for (auto mode : {agentctx::io::crash_mode::drop_unsynced(), agentctx::io::crash_mode::keep_prefix(1)}) {
+      const auto crashed = fs.snapshot();
+      fs.simulate_crash(mode);
+      const std::string after = log_bytes(fs);
+      CHECK(after.substr(relay::log_header_size) == v1.substr(relay::log_header_size));
+      const std::uint32_t version = agentctx::load_u32(after.data() + 8);
+      CHECK((version == 1 || (version == 2 && at == 2)));
+      auto reopened = open_store(fs);
+      CHECK(reopened.record_count() == 2);
+      CHECK_FALSE(reopened.find_package("pkg_3", "proj_demo").has_value());
+      fs.restore(crashed);
+    }
+  }
+  fs.restore(image);
+
+  {
+    auto writer = open_store(fs);
+    require_value(writer.deposit(package("pkg_3")));
+    require_value(writer.deposit(package("pkg_4")));
+  }
+  const std::string v2 = log_bytes(fs);
+  CHECK(agentctx::load_u32(v2.data() + 8) == 2);
+  CHECK(v2.substr(0, 8) == v1.substr(0, 8));
+  CHECK(v2.substr(12, v1.size() - 12) == v1.substr(12));
+  auto reader = open_store(fs, true);
+  CHECK(reader.record_count() == 4);
+  CHECK(reader.find_package("pkg_4", "proj_demo").has_value());
+
+  // A version this build does not read is named, with the ones it does.
+  std::string v3 = v2;
+  agentctx::store_u32(v3.data() + 8, 3);
+  write_log(fs, v3);
+  const agentctx::error e = require_error(relay::store::open(fs, "/r", test_options()));
+  CHECK(e.code == errc::unsupported_version);
+  CHECK(e.message == "relay.log format version 3 is not supported (this build reads 1 to 2)");
+  CHECK(log_bytes(fs) == v3);
+}
+
 TEST_CASE("a short relay.log that is not the start of a Relay header is refused, never overwritten") {
-  for (const std::string& foreign : {std::string("hello\n"), std::string("RELAYLOG\x02\0\0\0", 12), std::string("\0\0x", 3)}) {
+  for (const std::string& foreign : {std::string("hello\n"), std::string("RELAYLOG\x03\0\0\0", 12), std::string("\0\0x", 3)}) {
     CAPTURE(foreign);
     agentctx::io::memory_file_system fs;
     require_ok(fs.create_dir("/r"));

@@ -975,7 +975,11 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
   // too (a package that fits a line may not fit a record).
   for (const detail::planned_record& p : plan) {
     auto text = canonicalizer.serialize(p.record, json::canonical_form::jcs);
-    if (!text) return fail(text.error().code, "line " + std::to_string(p.line) + ": " + text.error().message);
+    if (!text) {
+      error e = detail::record_unwritable(text.error()).error();
+      e.message = "line " + std::to_string(p.line) + ": " + e.message;
+      return unexpected(std::move(e));
+    }
     if (text->size() > max_record_payload) {
       error e = detail::record_too_large(text->size()).error();
       e.message = "line " + std::to_string(p.line) + ": " + e.message;

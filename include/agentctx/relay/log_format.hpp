@@ -3,7 +3,7 @@
 //
 //   file header (32 bytes):
 //     0  8  magic "RELAYLOG"
-//     8  4  u32 format version (1)
+//     8  4  u32 format version (2; 1 is read too)
 //    12  4  u32 header size (32)
 //    16 16  reserved, zero
 //   then records, back to back:
@@ -46,28 +46,42 @@
 namespace agentctx::relay {
 
 inline constexpr char log_magic[8] = {'R', 'E', 'L', 'A', 'Y', 'L', 'O', 'G'};
-inline constexpr std::uint32_t log_format_version = 1;
+/// The format version this build writes. Version 2 (2026-11-28) has the
+/// records of version 1, and more that a reader of version 1 refuses: a
+/// status change that flags a package awaiting review again, and times
+/// before 1970. A writer writes 2 into the header of a version 1 log before
+/// it appends its first record (store.hpp), so that a reader of version 1
+/// refuses the log as a version it does not read, never as damage.
+inline constexpr std::uint32_t log_format_version = 2;
+/// The oldest format version this build reads.
+inline constexpr std::uint32_t oldest_log_format_version = 1;
+
+/// Whether this build reads logs of format `version`.
+constexpr bool is_readable_log_version(std::uint32_t version) noexcept {
+  return version >= oldest_log_format_version && version <= log_format_version;
+}
 inline constexpr std::size_t log_header_size = 32;
 inline constexpr std::size_t record_header_size = 8;
 /// Largest record payload: 64 MiB (a package's content_md counts against it).
 inline constexpr std::uint32_t max_record_payload = 64u << 20;
 
-/// The 32-byte file header.
-inline std::string encode_log_header() {
+/// The 32-byte file header (of the format version this build writes, or
+/// of `version`).
+inline std::string encode_log_header(std::uint32_t version = log_format_version) {
   std::string out(log_header_size, '\0');
   std::memcpy(out.data(), log_magic, sizeof log_magic);
-  store_u32(out.data() + 8, log_format_version);
+  store_u32(out.data() + 8, version);
   store_u32(out.data() + 12, static_cast<std::uint32_t>(log_header_size));
   return out;
 }
 
 /// What check_log_header() found:
-///   ok                   a header this build reads
+///   ok                   a header this build reads (format version 1 or 2)
 ///   bad_magic            not a Relay log (a short file too, unless it is a
 ///                        prefix of a header)
-///   unsupported_version  a Relay log of another format version
-///   incomplete           shorter than a header and a prefix of the header
-///                        this build writes (empty included), or all zeros
+///   unsupported_version  a Relay log of a format version this build does not read
+///   incomplete           shorter than a header and a prefix of a header
+///                        of a version this build reads (empty included), or all zeros
 ///                        and no longer than a header: a creation a crash
 ///                        interrupted, or one in progress
 ///   damaged              a Relay header whose fixed fields are wrong (or a
@@ -80,19 +94,21 @@ inline header_check check_log_header(std::span<const std::byte> bytes) noexcept 
   const auto all_zero = [&] { return std::all_of(bytes.begin(), bytes.end(), [](std::byte b) { return b == std::byte{0}; }); };
   if (bytes.size() == log_header_size && all_zero()) return header_check::incomplete;
   if (bytes.size() < log_header_size) {
-    const std::string header = encode_log_header();
-    if (bytes.empty() || std::memcmp(bytes.data(), header.data(), bytes.size()) == 0) return header_check::incomplete;
+    for (std::uint32_t version = oldest_log_format_version; version <= log_format_version; ++version) {
+      const std::string header = encode_log_header(version);
+      if (bytes.empty() || std::memcmp(bytes.data(), header.data(), bytes.size()) == 0) return header_check::incomplete;
+    }
     if (all_zero()) return header_check::incomplete;
     if (std::memcmp(bytes.data(), log_magic, std::min(bytes.size(), sizeof log_magic)) != 0) {
       return header_check::bad_magic;
     }
-    if (bytes.size() >= 12 && load_u32(bytes.data() + 8) != log_format_version) {
+    if (bytes.size() >= 12 && !is_readable_log_version(load_u32(bytes.data() + 8))) {
       return header_check::unsupported_version;
     }
     return header_check::damaged;
   }
   if (std::memcmp(bytes.data(), log_magic, sizeof log_magic) != 0) return header_check::bad_magic;
-  if (load_u32(bytes.data() + 8) != log_format_version) return header_check::unsupported_version;
+  if (!is_readable_log_version(load_u32(bytes.data() + 8))) return header_check::unsupported_version;
   if (load_u32(bytes.data() + 12) != log_header_size) return header_check::damaged;
   for (std::size_t i = 16; i < log_header_size; ++i) {
     if (bytes[i] != std::byte{0}) return header_check::damaged;

@@ -276,6 +276,13 @@ inline unexpected record_too_large(std::size_t bytes) {
                                           std::to_string(max_record_payload));
 }
 
+/// The refusal of a record that its canonical form cannot be written of
+/// (`e`: arrays and objects nested deeper than it takes, a record holding
+/// the caller's object one level down): the caller's input cannot be stored.
+inline unexpected record_unwritable(const error& e) {
+  return fail(errc::invalid_argument, "cannot be stored: in its log record, " + e.message);
+}
+
 inline std::uint64_t default_random() {
   static std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
@@ -1340,7 +1347,10 @@ class store {
       return make_error(errc::bad_magic, "not a Relay store log", path, 0);
     }
     return make_error(errc::unsupported_version, "relay.log format version " + std::to_string(load_u32(bytes.data() + 8)) +
-                                                     " is not supported (this build reads 1)", path, 8);
+                                                     " is not supported (this build reads " +
+                                                     std::to_string(oldest_log_format_version) + " to " +
+                                                     std::to_string(log_format_version) + ")",
+                      path, 8);
   }
 
   // A record of the log read ahead of applying it: parsed and, for a
@@ -1568,7 +1578,7 @@ class store {
     std::span<const std::byte> bytes = mapped->bytes();
     if (offset == 0) {
       switch (check_log_header(bytes)) {
-        case header_check::ok: break;
+        case header_check::ok: log_version_ = load_u32(bytes.data() + 8); break;
         case header_check::bad_magic:
         case header_check::unsupported_version: return unexpected(foreign_log_error(bytes, path_of(log_file_name)));
         case header_check::incomplete:
@@ -1635,6 +1645,21 @@ class store {
   // Appends `record` after checking that it applies (a dry run), syncs it,
   // and applies it. `prepared`, when not null, holds what the caller read
   // and hashed of a package record already, for the application to use.
+  // Writes this build's format version into the header of a log of an
+  // older one, durably, before the first record this build appends to it: a
+  // reader of the older version then refuses the log as a version it does
+  // not read, never a record of this one as damage (log_format.hpp). The
+  // field is 4 bytes within the first sector, so a crash leaves the old
+  // version or the new one.
+  [[gnu::noinline]] result<void> upgrade_log_version() {
+    char version[4];
+    store_u32(version, log_format_version);
+    AGENTCTX_TRY(log_->write_at(8, std::as_bytes(std::span(version, sizeof version))));
+    AGENTCTX_TRY(log_->sync());
+    log_version_ = log_format_version;
+    return {};
+  }
+
   result<void> commit(const json::value& record, prepared_record* prepared = nullptr) {
     AGENTCTX_TRY(apply(record, true));
     auto text = canonicalizer_.serialize(record, json::canonical_form::jcs);
@@ -1642,9 +1667,10 @@ class store {
       // What the store holds is UTF-8, so text that is not came with the
       // call (an id or a value): the caller's input is invalid.
       if (text.error().code == errc::invalid_utf8) return fail(errc::invalid_argument, invalid_utf8_message(record));
-      return unexpected(std::move(text).error());
+      return detail::record_unwritable(text.error());
     }
     if (text->size() > max_record_payload) return detail::record_too_large(text->size());
+    if (log_version_ < log_format_version) AGENTCTX_TRY(upgrade_log_version());
     frame_.clear();
     relay::append_record(frame_, *text);
     if (auto written = log_->append(std::as_bytes(std::span(frame_.data(), frame_.size()))); !written) {
@@ -2080,6 +2106,8 @@ class store {
   std::function<std::uint64_t()> clock_;
   std::unique_ptr<io::file_lock> lock_;
   std::unique_ptr<io::file> log_;
+  // The format version of the log's header (log_format.hpp).
+  std::uint32_t log_version_ = log_format_version;
   bool made_dir_ = false;     // this writer's open made the folder
   bool created_log_ = false;  // no relay.log was there when this writer took the lock
   std::uint64_t loaded_end_ = 0;

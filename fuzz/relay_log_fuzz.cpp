@@ -10,11 +10,13 @@
 //         stored hash equals SHA-256 of the canonical form, that form is
 //         idempotent, a second deposit of the same text is a no-op, and
 //         reopening the store finds the package with the same hash.
-//   odd:  the rest follows a valid log header and is opened as relay.log,
+//   odd:  the rest follows a valid log header (of format version 1 when
+//         the byte's bit 1 is set, else 2) and is opened as relay.log,
 //         by a reader and by a writer. Opening succeeds or fails with a data
 //         error (corrupt, bad_magic, ...); never a crash. When the writer
 //         opens, it can deposit, and a second open sees the same records plus
-//         that one. salvage_records() accounts for every byte; when open
+//         that one, and the header is version 2 after a deposit and as it
+//         was without one. salvage_records() accounts for every byte; when open
 //         refuses the log, store::repair() succeeds and the store then opens
 //         with exactly the records repair kept (and one per project it
 //         recreated).
@@ -89,20 +91,20 @@ void fuzz_package(std::string_view text) {
   require(found);
 }
 
-void fuzz_log(std::string_view body) {
+void fuzz_log(std::string_view body, std::uint32_t version) {
   io::memory_file_system fs;
   require(fs.create_dir("/r").has_value());
   {
     auto file = fs.open("/r/relay.log", io::create_truncate);
     require(file.has_value());
-    const std::string bytes = relay::encode_log_header() + std::string(body);
+    const std::string bytes = relay::encode_log_header(version) + std::string(body);
     require((*file)->write_at(0, std::as_bytes(std::span(bytes.data(), bytes.size()))).has_value());
     require((*file)->sync().has_value());
   }
   // The salvage scan covers every byte after the header, in order, with
   // records and skipped ranges that do not overlap.
   {
-    const std::string bytes = relay::encode_log_header() + std::string(body);
+    const std::string bytes = relay::encode_log_header(version) + std::string(body);
     const auto file = std::as_bytes(std::span(bytes.data(), bytes.size()));
     const relay::salvage_scan salvage = relay::salvage_records(file, relay::log_header_size);
     std::uint64_t covered = 0;
@@ -139,6 +141,9 @@ void fuzz_log(std::string_view body) {
   auto again = relay::store::open(fs, "/r", options(true));
   require(again.has_value());
   if (records != 0) require(again->record_count() == records);
+  auto log = fs.map("/r/relay.log");
+  require(log.has_value() && log->size() >= relay::log_header_size);
+  require(agentctx::load_u32(log->data() + 8) == (records != 0 ? relay::log_format_version : version));
 }
 
 }  // namespace
@@ -149,7 +154,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (data[0] % 2 == 0) {
     fuzz_package(rest);
   } else {
-    fuzz_log(rest);
+    fuzz_log(rest, (data[0] & 2) != 0 ? 1 : 2);
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 #include <span>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -1456,6 +1457,19 @@ TEST_CASE("open names a package record that does not apply") {
   CHECK(refused.error().offset == log_of({payloads[0], payloads[1]}).size());
 }
 
+TEST_CASE("a record that has no canonical form is the caller's invalid input, and nothing is written") {
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  auto nan = assertion("draft", "2026-04-01T00:00:00Z");
+  nan.extensions.emplace_back("x-score", std::numeric_limits<double>::quiet_NaN());
+  const agentctx::error e = require_error(store.assert_fact(nan));
+  CHECK(e.code == errc::invalid_argument);
+  CHECK(e.message.starts_with("cannot be stored: "));
+  CHECK(e.message.find("in its log record") == std::string::npos);  // said of depth only
+  CHECK(store.record_count() == 0);
+  require_value(store.assert_fact(assertion("draft", "2026-04-01T00:00:00Z")));  // the writer is not poisoned
+}
+
 TEST_CASE("a version 1 relay.log is read as it is, and becomes version 2 before the first record this build appends") {
   // Version 2 adds records a reader of version 1 refuses as damage (a flag
   // again, times before 1970): its header tells such a reader it is a
@@ -1507,13 +1521,31 @@ TEST_CASE("a version 1 relay.log is read as it is, and becomes version 2 before 
       fs.restore(crashed);
     }
   }
+  // A failed write or sync of the header, the process living on: the writer
+  // refuses further writes, as after any failed write, until reopened.
+  for (std::uint64_t at : {1, 2}) {
+    CAPTURE(at);
+    fs.restore(image);
+    faulty.reset();
+    auto writer = require_value(relay::store::open(faulty, "/r", test_options()));
+    faulty.fail_operation(faulty.operation_count() + at);
+    CHECK_FALSE(writer.deposit(package("pkg_3")).has_value());
+    const agentctx::error e = require_error(writer.deposit(package("pkg_3")));
+    CHECK(e.code == errc::io_error);
+    CHECK(e.message.find("an earlier write to the log failed") != std::string::npos);
+  }
   fs.restore(image);
 
+  // A reader open across the upgrade reads on (it reads both versions).
+  auto before = open_store(fs, true);
+  REQUIRE(before.record_count() == 2);
   {
     auto writer = open_store(fs);
     require_value(writer.deposit(package("pkg_3")));
     require_value(writer.deposit(package("pkg_4")));
   }
+  require_ok(before.refresh());
+  CHECK(before.record_count() == 4);
   const std::string v2 = log_bytes(fs);
   CHECK(agentctx::load_u32(v2.data() + 8) == 2);
   CHECK(v2.substr(0, 8) == v1.substr(0, 8));
@@ -1522,7 +1554,9 @@ TEST_CASE("a version 1 relay.log is read as it is, and becomes version 2 before 
   CHECK(reader.record_count() == 4);
   CHECK(reader.find_package("pkg_4", "proj_demo").has_value());
 
-  // A version this build does not read is named, with the ones it does.
+  // A version this build does not read is named, with the ones it does: at
+  // open, and by a reader open since, whose refresh reads no record of it
+  // (a later writer writes its version in place before its first record).
   std::string v3 = v2;
   agentctx::store_u32(v3.data() + 8, 3);
   write_log(fs, v3);
@@ -1530,6 +1564,16 @@ TEST_CASE("a version 1 relay.log is read as it is, and becomes version 2 before 
   CHECK(e.code == errc::unsupported_version);
   CHECK(e.message == "relay.log format version 3 is not supported (this build reads 1 to 2)");
   CHECK(log_bytes(fs) == v3);
+  {
+    auto file = require_value(fs.open("/r/relay.log", agentctx::io::read_write));
+    const std::string more = relay::encode_log_header();  // stands for a record of version 3
+    require_ok(file->append(std::as_bytes(std::span(more.data(), more.size()))));
+  }
+  const agentctx::error refused = require_error(reader.refresh());
+  CHECK(refused.code == errc::unsupported_version);
+  CHECK(refused.message == e.message);
+  CHECK(reader.record_count() == 4);
+  CHECK(reader.find_package("pkg_4", "proj_demo").has_value());
 }
 
 TEST_CASE("a short relay.log that is not the start of a Relay header is refused, never overwritten") {

@@ -276,11 +276,15 @@ inline unexpected record_too_large(std::size_t bytes) {
                                           std::to_string(max_record_payload));
 }
 
-/// The refusal of a record that its canonical form cannot be written of
-/// (`e`: arrays and objects nested deeper than it takes, a record holding
-/// the caller's object one level down): the caller's input cannot be stored.
+/// The refusal of a record whose canonical form cannot be written (`e`):
+/// the caller's input cannot be stored. Input parsed from text fails only
+/// for its depth: its record holds it one level down, so an object as deep
+/// as input may be is one level too deep there.
 inline unexpected record_unwritable(const error& e) {
-  return fail(errc::invalid_argument, "cannot be stored: in its log record, " + e.message);
+  if (e.message == json::too_deep_message) {
+    return fail(errc::invalid_argument, "cannot be stored: in its log record, " + e.message);
+  }
+  return fail(errc::invalid_argument, "cannot be stored: " + e.message);
 }
 
 inline std::uint64_t default_random() {
@@ -400,6 +404,13 @@ class store {
       *this = std::move(*fresh);
       return {};
     }
+    // A writer writes a later format version into the header in place
+    // before its first record (upgrade_log_version): records after it are
+    // read only in a version this build reads.
+    std::array<std::byte, log_header_size> header{};
+    auto got = (*file)->read_at(0, header);
+    if (!got) return unexpected(std::move(got).error());
+    AGENTCTX_TRY(read_header(std::span<const std::byte>(header.data(), *got)));
     return load_from(loaded_end_, file->get());
   }
 
@@ -1569,6 +1580,21 @@ class store {
 
   // Reads the log from `offset` (0: from the start, header included) and
   // applies its records. `opened`: as for log_bytes_from.
+  // Checks the log's header (`bytes`, the log's first bytes) and takes its
+  // format version; errors for a log this build does not read.
+  result<void> read_header(std::span<const std::byte> bytes) {
+    switch (check_log_header(bytes)) {
+      case header_check::ok: log_version_ = load_u32(bytes.data() + 8); return {};
+      case header_check::bad_magic:
+      case header_check::unsupported_version: return unexpected(foreign_log_error(bytes, path_of(log_file_name)));
+      case header_check::incomplete:
+        // Only a reader gets here: a writer has just written the header.
+        return fail(errc::not_found, "no Relay store here (relay.log is being created)", dir_);
+      case header_check::damaged: break;
+    }
+    return fail(errc::corrupt, "relay.log header is damaged", path_of(log_file_name), 0);
+  }
+
   result<void> load_from(std::uint64_t offset, io::file* opened = nullptr) {
     auto mapped = log_bytes_from(offset, opened);
     if (!mapped) return unexpected(std::move(mapped).error());
@@ -1577,16 +1603,7 @@ class store {
     const std::uint64_t from = offset;
     std::span<const std::byte> bytes = mapped->bytes();
     if (offset == 0) {
-      switch (check_log_header(bytes)) {
-        case header_check::ok: log_version_ = load_u32(bytes.data() + 8); break;
-        case header_check::bad_magic:
-        case header_check::unsupported_version: return unexpected(foreign_log_error(bytes, path_of(log_file_name)));
-        case header_check::incomplete:
-          // Only a reader gets here: a writer has just written the header.
-          return fail(errc::not_found, "no Relay store here (relay.log is being created)", dir_);
-        case header_check::damaged:
-          return fail(errc::corrupt, "relay.log header is damaged", path_of(log_file_name), 0);
-      }
+      AGENTCTX_TRY(read_header(bytes));
       offset = log_header_size;
     }
     log_scan scan = scan_records(bytes, offset, base);
@@ -1651,11 +1668,16 @@ class store {
   // not read, never a record of this one as damage (log_format.hpp). The
   // field is 4 bytes within the first sector, so a crash leaves the old
   // version or the new one.
+  // A failed write or sync poisons the writer, as a failed append does.
   [[gnu::noinline]] result<void> upgrade_log_version() {
     char version[4];
     store_u32(version, log_format_version);
-    AGENTCTX_TRY(log_->write_at(8, std::as_bytes(std::span(version, sizeof version))));
-    AGENTCTX_TRY(log_->sync());
+    auto written = log_->write_at(8, std::as_bytes(std::span(version, sizeof version)));
+    if (written) written = log_->sync();
+    if (!written) {
+      poisoned_ = true;
+      return written;
+    }
     log_version_ = log_format_version;
     return {};
   }

@@ -1578,8 +1578,6 @@ class store {
     return io::mapped_bytes::share(std::move(copy));
   }
 
-  // Reads the log from `offset` (0: from the start, header included) and
-  // applies its records. `opened`: as for log_bytes_from.
   // Checks the log's header (`bytes`, the log's first bytes) and takes its
   // format version; errors for a log this build does not read.
   result<void> read_header(std::span<const std::byte> bytes) {
@@ -1595,6 +1593,8 @@ class store {
     return fail(errc::corrupt, "relay.log header is damaged", path_of(log_file_name), 0);
   }
 
+  // Reads the log from `offset` (0: from the start, header included) and
+  // applies its records. `opened`: as for log_bytes_from.
   result<void> load_from(std::uint64_t offset, io::file* opened = nullptr) {
     auto mapped = log_bytes_from(offset, opened);
     if (!mapped) return unexpected(std::move(mapped).error());
@@ -1656,12 +1656,6 @@ class store {
     return where + " is not valid UTF-8";
   }
 
-  // Appends one record, syncs it, then applies it. The record is checked
-  // against the state first (a dry run of apply), so the log never holds a
-  // record that does not apply.
-  // Appends `record` after checking that it applies (a dry run), syncs it,
-  // and applies it. `prepared`, when not null, holds what the caller read
-  // and hashed of a package record already, for the application to use.
   // Writes this build's format version into the header of a log of an
   // older one, durably, before the first record this build appends to it: a
   // reader of the older version then refuses the log as a version it does
@@ -1682,6 +1676,12 @@ class store {
     return {};
   }
 
+  // Appends one record, syncs it, then applies it. The record is checked
+  // against the state first (a dry run of apply), so the log never holds a
+  // record that does not apply.
+  // Appends `record` after checking that it applies (a dry run), syncs it,
+  // and applies it. `prepared`, when not null, holds what the caller read
+  // and hashed of a package record already, for the application to use.
   result<void> commit(const json::value& record, prepared_record* prepared = nullptr) {
     AGENTCTX_TRY(apply(record, true));
     auto text = canonicalizer_.serialize(record, json::canonical_form::jcs);

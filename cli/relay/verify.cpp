@@ -25,6 +25,7 @@ int run_verify(const common_options& o) {
         w.key("packages").value(report->packages);
         w.key("status_changes").value(report->status_changes);
         w.key("facts").value(report->facts);
+        w.key("format_version").value(s.format_version());
         w.key("quarantined").begin_array();
         for (const std::string& q : report->quarantined) w.value(q);
         w.end_array();

@@ -695,6 +695,8 @@ TEST_CASE("relay reads a version 1 log as it is, makes it version 2 before its f
   // Read, and a command that opens the store for writing and writes nothing
   // (an id held identically): the log stays version 1.
   check_clean_success(f.run({"verify"}));
+  simdjson::dom::parser parser;
+  CHECK(f.json(parser, {"verify"})["format_version"].get_uint64().value() == 1);
   check_clean_success(f.run({"pull", "--mode", "specific", "--package", "pkg_a"}));
   const run_result again = f.run({"deposit", first});
   check_clean_success(again);
@@ -706,6 +708,7 @@ TEST_CASE("relay reads a version 1 log as it is, makes it version 2 before its f
   CHECK(agentctx::load_u32(now.data() + 8) == 2);
   CHECK(now.substr(12, log.size() - 12) == log.substr(12));
   check_clean_success(f.run({"verify"}));
+  CHECK(f.json(parser, {"verify"})["format_version"].get_uint64().value() == 2);
   // A version this build does not read: one line naming it, nothing written.
   std::string v3 = now;
   agentctx::store_u32(v3.data() + 8, 3);

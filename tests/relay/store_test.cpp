@@ -1487,8 +1487,10 @@ TEST_CASE("a version 1 relay.log is read as it is, and becomes version 2 before 
   {
     auto reader = open_store(fs, true);
     CHECK(reader.record_count() == 2);
+    CHECK(reader.format_version() == 1);
     auto writer = open_store(fs);       // that writes nothing
     CHECK(writer.find_package("pkg_2", "proj_demo").has_value());
+    CHECK(writer.format_version() == 1);
   }
   CHECK(log_bytes(fs) == v1);
 
@@ -1542,10 +1544,13 @@ TEST_CASE("a version 1 relay.log is read as it is, and becomes version 2 before 
   {
     auto writer = open_store(fs);
     require_value(writer.deposit(package("pkg_3")));
+    CHECK(writer.format_version() == 2);
     require_value(writer.deposit(package("pkg_4")));
   }
+  CHECK(before.format_version() == 1);
   require_ok(before.refresh());
   CHECK(before.record_count() == 4);
+  CHECK(before.format_version() == 2);
   const std::string v2 = log_bytes(fs);
   CHECK(agentctx::load_u32(v2.data() + 8) == 2);
   CHECK(v2.substr(0, 8) == v1.substr(0, 8));

@@ -384,6 +384,9 @@ class store {
 
   const std::string& directory() const noexcept { return dir_; }
   bool read_only() const noexcept { return options_.read_only; }
+  /// The format version of relay.log's header (log_format.hpp): 1 until a
+  /// writer of this build appends to a version 1 log, else 2.
+  std::uint32_t format_version() const noexcept { return log_version_; }
 
   /// Reads records appended by another process since the last look
   /// (readers); a no-op for the writer. When relay.log was replaced since

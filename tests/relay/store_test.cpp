@@ -1464,8 +1464,8 @@ TEST_CASE("a record that has no canonical form is the caller's invalid input, an
   nan.extensions.emplace_back("x-score", std::numeric_limits<double>::quiet_NaN());
   const agentctx::error e = require_error(store.assert_fact(nan));
   CHECK(e.code == errc::invalid_argument);
-  CHECK(e.message.starts_with("cannot be stored: "));
-  CHECK(e.message.find("in its log record") == std::string::npos);  // said of depth only
+  CHECK(e.message.starts_with("cannot be stored as a log record: "));
+  CHECK(e.message.find("NaN") != std::string::npos);  // the cause is named
   CHECK(store.record_count() == 0);
   require_value(store.assert_fact(assertion("draft", "2026-04-01T00:00:00Z")));  // the writer is not poisoned
 }

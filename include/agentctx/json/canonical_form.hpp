@@ -160,12 +160,10 @@ inline char* write_canonical_ascii(char* out, unsigned char c) noexcept {
   return out;
 }
 
-/// The message of the error (errc::invalid_value) for arrays and objects
-/// nested deeper than max_nesting_depth.
+namespace detail {
+
 inline constexpr const char* too_deep_message = "arrays and objects nest deeper than 1024 levels";
 static_assert(max_nesting_depth == 1024, "too_deep_message names the limit");
-
-namespace detail {
 
 /// The message for a name that occurs twice in one object.
 inline std::string duplicate_name_message(std::string_view name) {

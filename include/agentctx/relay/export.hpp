@@ -973,26 +973,16 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
   AGENTCTX_TRY(detail::plan_fact_lines(s, fact_lines, plan, report));
   // Every refusal before the first write: a record too large for the log
   // too (a package that fits a line may not fit a record).
+  const auto at_line = [](error e, std::size_t line) {
+    e.message = "line " + std::to_string(line) + ": " + e.message;
+    return unexpected(std::move(e));
+  };
   for (const detail::planned_record& p : plan) {
-    auto text = canonicalizer.serialize(p.record, json::canonical_form::jcs);
-    if (!text) {
-      error e = detail::record_unwritable(text.error()).error();
-      e.message = "line " + std::to_string(p.line) + ": " + e.message;
-      return unexpected(std::move(e));
-    }
-    if (text->size() > max_record_payload) {
-      error e = detail::record_too_large(text->size()).error();
-      e.message = "line " + std::to_string(p.line) + ": " + e.message;
-      return unexpected(std::move(e));
-    }
+    if (auto text = store::record_text(canonicalizer, p.record); !text) return at_line(std::move(text).error(), p.line);
   }
 
   for (detail::planned_record& p : plan) {
-    if (auto written = s.append_record(std::move(p.record)); !written) {
-      error e = std::move(written).error();
-      e.message = "line " + std::to_string(p.line) + ": " + e.message;
-      return unexpected(std::move(e));
-    }
+    if (auto written = s.append_record(std::move(p.record)); !written) return at_line(std::move(written).error(), p.line);
   }
   return report;
 }

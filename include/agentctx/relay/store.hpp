@@ -269,24 +269,6 @@ inline result<void> check_utf8_input(std::string_view name, std::string_view tex
   return unexpected(invalid_utf8_input(name));
 }
 
-/// The refusal of a record `bytes` long in its log form: more than a record
-/// may hold (max_record_payload).
-inline unexpected record_too_large(std::size_t bytes) {
-  return fail(errc::invalid_argument, "the record would be " + std::to_string(bytes) + " bytes; the log takes at most " +
-                                          std::to_string(max_record_payload));
-}
-
-/// The refusal of a record whose canonical form cannot be written (`e`):
-/// the caller's input cannot be stored. Input parsed from text fails only
-/// for its depth: its record holds it one level down, so an object as deep
-/// as input may be is one level too deep there.
-inline unexpected record_unwritable(const error& e) {
-  if (e.message == json::too_deep_message) {
-    return fail(errc::invalid_argument, "cannot be stored: in its log record, " + e.message);
-  }
-  return fail(errc::invalid_argument, "cannot be stored: " + e.message);
-}
-
 inline std::uint64_t default_random() {
   static std::random_device device;
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
@@ -1122,6 +1104,28 @@ class store {
     return commit(record);
   }
 
+  /// The payload `record` has in the log (RFC 8785), or the refusal an
+  /// append of it gets: invalid_argument for a record with no canonical
+  /// form (text that is not UTF-8, a NaN, or an object as deep as input may
+  /// be, which its record holds one level deeper than the log takes) or
+  /// larger than max_record_payload. Import checks its records with it
+  /// before its first write. The text is valid until `canonicalizer` is
+  /// used again.
+  static result<std::string_view> record_text(json::canonicalizer& canonicalizer, const json::value& record) {
+    auto text = canonicalizer.serialize(record, json::canonical_form::jcs);
+    if (!text) {
+      // What the store holds is UTF-8, so text that is not came with the
+      // call (an id or a value): the caller's input is invalid.
+      if (text.error().code == errc::invalid_utf8) return fail(errc::invalid_argument, invalid_utf8_message(record));
+      return fail(errc::invalid_argument, "cannot be stored as a log record: " + text.error().message);
+    }
+    if (text->size() > max_record_payload) {
+      return fail(errc::invalid_argument, "the record would be " + std::to_string(text->size()) +
+                                              " bytes; the log takes at most " + std::to_string(max_record_payload));
+    }
+    return text;
+  }
+
   /// The current time as the store writes it.
   std::string now_text() const { return format_rfc3339_utc_ms(clock_()); }
 
@@ -1687,14 +1691,8 @@ class store {
   // and hashed of a package record already, for the application to use.
   result<void> commit(const json::value& record, prepared_record* prepared = nullptr) {
     AGENTCTX_TRY(apply(record, true));
-    auto text = canonicalizer_.serialize(record, json::canonical_form::jcs);
-    if (!text) {
-      // What the store holds is UTF-8, so text that is not came with the
-      // call (an id or a value): the caller's input is invalid.
-      if (text.error().code == errc::invalid_utf8) return fail(errc::invalid_argument, invalid_utf8_message(record));
-      return detail::record_unwritable(text.error());
-    }
-    if (text->size() > max_record_payload) return detail::record_too_large(text->size());
+    auto text = record_text(canonicalizer_, record);
+    if (!text) return unexpected(std::move(text).error());
     if (log_version_ < log_format_version) AGENTCTX_TRY(upgrade_log_version());
     frame_.clear();
     relay::append_record(frame_, *text);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <sys/statfs.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -414,6 +415,33 @@ int bench_main(int argc, char** argv, std::optional<Options> (*parse)(int, char*
   const std::optional<Options> options = parse(argc, argv, exit_code);
   if (!options) return exit_code;
   return run(*options);
+}
+
+/// `text` as one word of /bin/sh: in single quotes, a quote in it as '\''.
+inline std::string shell_quote(std::string_view text) {
+  std::string out = "'";
+  for (const char c : text) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  out += '\'';
+  return out;
+}
+
+/// Runs `command` with /bin/sh; its standard output and exit status (-1 when
+/// it could not be started or did not exit normally).
+inline std::pair<std::string, int> run_command(const std::string& command) {
+  std::FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return {{}, -1};
+  std::string out;
+  char buffer[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
+  const int status = ::pclose(pipe);
+  return {out, status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1};
 }
 
 /// Says when the build is not optimised, and how busy the machine is;

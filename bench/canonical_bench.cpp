@@ -117,6 +117,8 @@ using agentctx_bench::print_machine_note;
 using agentctx_bench::random_source;
 using agentctx_bench::scratch_directory;
 using agentctx_bench::seconds_since;
+using agentctx_bench::run_command;
+using agentctx_bench::shell_quote;
 using agentctx_bench::verdict;
 using agentctx_bench::with_commas;
 
@@ -749,32 +751,6 @@ writeFileSync(outPrefix + '.jcs', Buffer.concat(jcsDigests));
 writeFileSync(outPrefix + '.relay', Buffer.concat(relayDigests));
 console.log(JSON.stringify({ node: process.version, canonicalize: version, entry, docs: docs.length, jcs, relay }));
 )js";
-
-std::string shell_quote(std::string_view text) {
-  std::string out = "'";
-  for (const char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
-}
-
-/// Runs `command` with /bin/sh; its standard output and exit status (-1 when
-/// it could not be started or did not exit normally).
-std::pair<std::string, int> run_command(const std::string& command) {
-  std::FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return {{}, -1};
-  std::string out;
-  char buffer[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0) out.append(buffer, n);
-  const int status = ::pclose(pipe);
-  return {out, status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1};
-}
 
 bool write_file(const std::string& path, std::string_view bytes) {
   std::FILE* f = std::fopen(path.c_str(), "wb");

@@ -27,7 +27,10 @@
 //              every payload (what any JSON replay costs), and the library's
 //              own parser, json::canonicalizer::parse, into trees (the one the
 //              store uses); and the same open on the machine's cores
-//              (store_options::open_threads, as the relay CLIs open).
+//              (store_options::open_threads, as the relay CLIs open). Both
+//              again in a new process each (this program run with
+//              --open-store), as a CLI command opens: its allocator has not
+//              grown yet.
 //   3 pull     pull_relevant (limit 5, the protocol's default) with the
 //              embedder of the relay CLI (cli/relay/search_embedder.hpp: the
 //              hash embedder, dim 128, made by agdb::make_embedder with its
@@ -68,6 +71,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstddef>
@@ -128,20 +132,28 @@ constexpr const char* usage =
     "  embedder and BM25 alone, SHA-256 alone).\n"
     "  --small       a smoke test: 50 packages, 1 round, 3 queries\n"
     "  --packages N  packages of about 2 KB deposited (default 10,000)\n"
-    "  --rounds N    timed runs of open, verify and a CLI pull; the median is reported (default 5)\n";
+    "  --rounds N    timed runs of open, verify and a CLI pull; the median is reported (default 5)\n"
+    "  (--open-store DIR [--open-threads N]: what the bench runs in a new process, which opens DIR\n"
+    "  read-only and prints its wall and CPU milliseconds and the records read)\n";
 
 struct options {
   bool small = false;
   std::size_t packages = 10'000;
   std::size_t rounds = 5;
   std::size_t queries = 20;  ///< new queries with a warm cache, and without a cache
+  /// Set in the new process section 2 starts: open this store, print the
+  /// figures, exit.
+  std::optional<std::string> open_store;
+  unsigned open_threads = 1;
 };
 
 std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
   options o;
   std::optional<std::size_t> packages, rounds;
+  std::optional<unsigned> open_threads;
   bench_arguments args(program, usage);
   args.flag("--small", o.small).number("--packages", packages).number("--rounds", rounds);
+  args.text("--open-store", o.open_store).number("--open-threads", open_threads, 1, 256);
   if (const auto code = args.read(argc, argv)) {
     exit_code = *code;
     return std::nullopt;
@@ -153,6 +165,7 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
   }
   if (packages) o.packages = *packages;
   if (rounds) o.rounds = *rounds;
+  if (open_threads) o.open_threads = *open_threads;
   return o;
 }
 
@@ -311,6 +324,8 @@ struct figures {
   std::size_t records = 0;
   // 2
   std::vector<elapsed> open, open_threads, crc, simdjson_parse, tree_parse, validate;
+  std::vector<elapsed> new_process_open, new_process_open_threads;  // each in a process of its own
+  std::vector<elapsed> new_process_huge_pages;  // the latter with glibc's malloc on transparent huge pages
   // 3
   elapsed cold, cold_no_cache;
   std::vector<elapsed> warm, repeated, no_cache, cli;
@@ -499,6 +514,46 @@ result<relay::store> open_reader(const std::string& store_dir, unsigned threads 
   return relay::store::open(io::default_file_system(), store_dir, reader);
 }
 
+// The new process's part (--open-store): opens the store and prints
+// "<wall ms> <CPU ms> <records>".
+int open_in_this_process(const options& o) {
+  const stopwatch watch;
+  auto store = open_reader(*o.open_store, o.open_threads);
+  const elapsed took = watch.stop();
+  if (!store) return agentctx_bench::report_failure(program, store.error());
+  std::printf("%.3f %.3f %zu\n", took.wall * 1e3, took.cpu * 1e3, store->record_count());
+  return 0;
+}
+
+// glibc's tunable that has malloc ask for transparent huge pages
+// (madvise), set in the environment of a new process.
+constexpr const char* huge_pages_tunable = "GLIBC_TUNABLES=glibc.malloc.hugetlb=1";
+
+// Opens the store in a new process of this program (/proc/self/exe), as a
+// CLI command does: a process whose allocator has not grown yet, unlike
+// this one's after the rounds above. `environment`, when not empty, is set
+// in the new process's environment ("NAME=value").
+result<elapsed> open_in_new_process(const std::string& store_dir, unsigned threads, std::size_t records,
+                                    std::string_view environment = {}) {
+  std::array<char, 4096> self{};
+  const ssize_t length = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
+  if (length <= 0) return agentctx::fail(errc::io_error, "cannot read /proc/self/exe");
+  const std::string command = (environment.empty() ? std::string() : "env " + shell_quote(environment) + " ") +
+                              shell_quote(std::string_view(self.data(), static_cast<std::size_t>(length))) +
+                              " --open-store " + shell_quote(store_dir) + " --open-threads " + std::to_string(threads);
+  const auto [out, status] = run_command(command);
+  double wall_ms = 0.0, cpu_ms = 0.0;
+  std::size_t read = 0;
+  if (status != 0 || std::sscanf(out.c_str(), "%lf %lf %zu", &wall_ms, &cpu_ms, &read) != 3) {
+    return agentctx::fail(errc::io_error, "the new process failed: " + command);
+  }
+  if (read != records) {
+    return agentctx::fail(errc::corrupt, "the new process replayed " + std::to_string(read) + " records, expected " +
+                                             std::to_string(records), store_dir);
+  }
+  return elapsed{wall_ms / 1e3, cpu_ms / 1e3};
+}
+
 result<void> run_open(const std::string& store_dir, const options& o, figures& f) {
   const std::string log_path = io::join_path(store_dir, relay::log_file_name);
   auto held = io::default_file_system().map(log_path);  // the payloads of the parse baselines
@@ -543,6 +598,17 @@ result<void> run_open(const std::string& store_dir, const options& o, figures& f
                                                  std::to_string(f.records), store_dir);
       }
       if (timed) f.open_threads.push_back(took);
+    }
+    if (timed) {
+      auto one = open_in_new_process(store_dir, 1, f.records);
+      if (!one) return unexpected(std::move(one).error());
+      f.new_process_open.push_back(*one);
+      auto several = open_in_new_process(store_dir, cli_open_threads(), f.records);
+      if (!several) return unexpected(std::move(several).error());
+      f.new_process_open_threads.push_back(*several);
+      auto huge = open_in_new_process(store_dir, cli_open_threads(), f.records, huge_pages_tunable);
+      if (!huge) return unexpected(std::move(huge).error());
+      f.new_process_huge_pages.push_back(*huge);
     }
     {
       // As a reader reads the log: into memory with pread (store.hpp,
@@ -626,6 +692,15 @@ void report_open(const options& o, const figures& f) {
   const elapsed open_threads = median_elapsed(f.open_threads);
   print_stretch("store::open(read_only), open_threads " + std::to_string(cli_open_threads()) + " (the CLIs)",
                 open_threads, per_package(open_threads) + "; " + ratio(open_threads.wall, open.wall) + " of one thread");
+  const elapsed new_open = median_elapsed(f.new_process_open);
+  print_stretch("the same in a new process: 1 thread", new_open, per_package(new_open));
+  const elapsed new_open_threads = median_elapsed(f.new_process_open_threads);
+  print_stretch("the same in a new process: open_threads " + std::to_string(cli_open_threads()) + " (a CLI command)",
+                new_open_threads,
+                per_package(new_open_threads) + "; " + ratio(new_open_threads.wall, new_open.wall) + " of one thread");
+  const elapsed huge = median_elapsed(f.new_process_huge_pages);
+  print_stretch("  and with " + std::string(huge_pages_tunable), huge,
+                per_package(huge) + "; " + ratio(huge.wall, new_open_threads.wall) + " of the line above");
   print_stretch("floor: read the log (pread) + CRC-32 of every record", crc, per_package(crc));
   print_stretch("simdjson DOM parse of every payload", dom, per_package(dom));
   print_stretch("json::canonicalizer::parse of every payload (into trees)", tree,
@@ -1034,6 +1109,7 @@ void report_import(const options& o, const figures& f) {
 int report_failure(const agentctx::error& e) { return agentctx_bench::report_failure(program, e); }
 
 int run(const options& o) {
+  if (o.open_store) return open_in_this_process(o);
   auto made = scratch_directory::create(program);
   if (!made) return report_failure(made.error());
   const scratch_directory& dir = *made;

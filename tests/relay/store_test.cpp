@@ -2300,4 +2300,45 @@ TEST_CASE("open reads the log on several threads into the state one thread reads
   CHECK(first->offset == log_of(std::vector<std::string>(payloads.begin(), payloads.end() - 1)).size());
 }
 
+TEST_CASE("open on several threads reads a log of more records than one replay window holds (4096)") {
+  // Helper threads free the records they prepared once the calling thread
+  // has applied them, and the windows reuse one vector of records: a log of
+  // a window and a bit reads the same on any count of threads.
+  agentctx::io::memory_file_system fs;
+  constexpr int count = 4096 + 100;
+  {
+    auto store = open_store(fs);
+    for (int i = 0; i < count; ++i) {
+      const std::string id = "pkg_" + std::to_string(i);
+      const std::string project = "proj_" + std::to_string(i % 2);
+      json::value p = package(id, project, "Package " + std::to_string(i));
+      if (i % 1000 == 999) p.set("status", "draft");
+      require_value(store.deposit(p));
+      if (i % 1000 == 999) require_value(store.flag_for_review(id, relay::review_type::human, std::nullopt, project));
+    }
+  }
+  const auto state_read_on = [&](unsigned threads) {
+    auto o = test_options();
+    o.read_only = true;
+    o.open_threads = threads;
+    auto s = require_value(relay::store::open(fs, "/r", o));
+    std::string state = std::to_string(s.record_count()) + " records\n";
+    for (const relay::project* project : s.projects()) {
+      for (const relay::stored_package* p : require_value(s.packages_of(project->project_id))) {
+        state += p->package.package_id + " " + std::to_string(p->sequence) + " " + p->hash + " " +
+                 std::to_string(p->changes.size()) + (p->quarantined ? " quarantined" : "") + "\n";
+      }
+    }
+    return state;
+  };
+  const std::string one = state_read_on(1);
+  CHECK(one.find("pkg_4195 ") != std::string::npos);
+  CHECK(one.find("pkg_3999 ") != std::string::npos);
+  CHECK(one.find("quarantined") == std::string::npos);
+  for (const unsigned threads : {2u, 3u, 8u}) {
+    CAPTURE(threads);
+    CHECK(state_read_on(threads) == one);
+  }
+}
+
 }  // namespace relay_store_test

@@ -30,7 +30,9 @@
 //              (store_options::open_threads, as the relay CLIs open). Both
 //              again in a new process each (this program run with
 //              --open-store), as a CLI command opens: its allocator has not
-//              grown yet.
+//              grown yet; and on the CLIs' threads with glibc's malloc
+//              asking for transparent huge pages (GLIBC_TUNABLES, unset in
+//              the other two).
 //   3 pull     pull_relevant (limit 5, the protocol's default) with the
 //              embedder of the relay CLI (cli/relay/search_embedder.hpp: the
 //              hash embedder, dim 128, made by agdb::make_embedder with its
@@ -71,7 +73,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <cerrno>
 #include <cstddef>
@@ -134,7 +135,7 @@ constexpr const char* usage =
     "  --packages N  packages of about 2 KB deposited (default 10,000)\n"
     "  --rounds N    timed runs of open, verify and a CLI pull; the median is reported (default 5)\n"
     "  (--open-store DIR [--open-threads N]: what the bench runs in a new process, which opens DIR\n"
-    "  read-only and prints its wall and CPU milliseconds and the records read)\n";
+    "  read-only and prints its wall and CPU milliseconds, the records read and the packages quarantined)\n";
 
 struct options {
   bool small = false;
@@ -153,7 +154,7 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
   std::optional<unsigned> open_threads;
   bench_arguments args(program, usage);
   args.flag("--small", o.small).number("--packages", packages).number("--rounds", rounds);
-  args.text("--open-store", o.open_store).number("--open-threads", open_threads, 1, 256);
+  args.text("--open-store", o.open_store).number("--open-threads", open_threads);
   if (const auto code = args.read(argc, argv)) {
     exit_code = *code;
     return std::nullopt;
@@ -165,7 +166,14 @@ std::optional<options> parse_options(int argc, char** argv, int& exit_code) {
   }
   if (packages) o.packages = *packages;
   if (rounds) o.rounds = *rounds;
-  if (open_threads) o.open_threads = *open_threads;
+  if (open_threads) {
+    if (!o.open_store) {
+      std::fprintf(stderr, "%s: --open-threads needs --open-store\n", program);
+      exit_code = 2;
+      return std::nullopt;
+    }
+    o.open_threads = *open_threads;
+  }
   return o;
 }
 
@@ -515,41 +523,44 @@ result<relay::store> open_reader(const std::string& store_dir, unsigned threads 
 }
 
 // The new process's part (--open-store): opens the store and prints
-// "<wall ms> <CPU ms> <records>".
+// "<wall ms> <CPU ms> <records> <quarantined packages>".
 int open_in_this_process(const options& o) {
   const stopwatch watch;
   auto store = open_reader(*o.open_store, o.open_threads);
   const elapsed took = watch.stop();
   if (!store) return agentctx_bench::report_failure(program, store.error());
-  std::printf("%.3f %.3f %zu\n", took.wall * 1e3, took.cpu * 1e3, store->record_count());
+  std::printf("%.3f %.3f %zu %zu\n", took.wall * 1e3, took.cpu * 1e3, store->record_count(),
+              store->quarantined().size());
   return 0;
 }
 
-// glibc's tunable that has malloc ask for transparent huge pages
-// (madvise), set in the environment of a new process.
+// glibc's tunable (2.35 and later) that has malloc ask for transparent
+// huge pages (madvise), set in the environment of a new process.
 constexpr const char* huge_pages_tunable = "GLIBC_TUNABLES=glibc.malloc.hugetlb=1";
 
 // Opens the store in a new process of this program (/proc/self/exe), as a
 // CLI command does: a process whose allocator has not grown yet, unlike
-// this one's after the rounds above. `environment`, when not empty, is set
-// in the new process's environment ("NAME=value").
+// this one's after the rounds above (through /proc/PID/exe, which runs
+// this program even when its file was replaced meanwhile). `environment`,
+// when not empty, is set in the new process's environment ("NAME=value");
+// else GLIBC_TUNABLES is unset there.
 result<elapsed> open_in_new_process(const std::string& store_dir, unsigned threads, std::size_t records,
                                     std::string_view environment = {}) {
-  std::array<char, 4096> self{};
-  const ssize_t length = ::readlink("/proc/self/exe", self.data(), self.size() - 1);
-  if (length <= 0) return agentctx::fail(errc::io_error, "cannot read /proc/self/exe");
-  const std::string command = (environment.empty() ? std::string() : "env " + shell_quote(environment) + " ") +
-                              shell_quote(std::string_view(self.data(), static_cast<std::size_t>(length))) +
-                              " --open-store " + shell_quote(store_dir) + " --open-threads " + std::to_string(threads);
+  const std::string command = (environment.empty() ? std::string("env -u GLIBC_TUNABLES ")
+                                                   : "env " + shell_quote(environment) + " ") +
+                              shell_quote("/proc/" + std::to_string(::getpid()) + "/exe") + " --open-store " +
+                              shell_quote(store_dir) + " --open-threads " + std::to_string(threads);
   const auto [out, status] = run_command(command);
   double wall_ms = 0.0, cpu_ms = 0.0;
-  std::size_t read = 0;
-  if (status != 0 || std::sscanf(out.c_str(), "%lf %lf %zu", &wall_ms, &cpu_ms, &read) != 3) {
+  std::size_t read = 0, quarantined = 0;
+  if (status != 0 || std::sscanf(out.c_str(), "%lf %lf %zu %zu", &wall_ms, &cpu_ms, &read, &quarantined) != 4) {
     return agentctx::fail(errc::io_error, "the new process failed: " + command);
   }
-  if (read != records) {
-    return agentctx::fail(errc::corrupt, "the new process replayed " + std::to_string(read) + " records, expected " +
-                                             std::to_string(records), store_dir);
+  if (read != records || quarantined != 0) {
+    return agentctx::fail(errc::corrupt, "the new process replayed " + std::to_string(read) + " records (expected " +
+                                             std::to_string(records) + "), " + std::to_string(quarantined) +
+                                             " packages quarantined",
+                          store_dir);
   }
   return elapsed{wall_ms / 1e3, cpu_ms / 1e3};
 }

@@ -1460,6 +1460,7 @@ class store {
     const auto help = [&](std::size_t h) {
       try {
         std::vector<std::size_t> unfreed;  // chunks this helper prepared and has not freed
+        unfreed.reserve(chunks);  // no allocation fails once a chunk is claimed
         while (!stop.load(std::memory_order_relaxed)) {
           const std::size_t applied = applied_chunks.load(std::memory_order_acquire);
           std::erase_if(unfreed, [&](std::size_t chunk) {

@@ -2300,6 +2300,76 @@ TEST_CASE("open reads the log on several threads into the state one thread reads
   CHECK(first->offset == log_of(std::vector<std::string>(payloads.begin(), payloads.end() - 1)).size());
 }
 
+TEST_CASE("a prepared package record appends as the record itself does") {
+  // prepare_package_record reads and hashes a package record ahead of its
+  // append (import checks a whole file before it writes); its append gives
+  // the state, the log and the errors append_record of the record gives.
+  const auto record_of = [](const json::value& wire, const std::string& hash) {
+    return json::value(json::value::object_type{{"type", "package"}, {"hash", hash}, {"package", wire}});
+  };
+  const json::value good = package("pkg_good");
+  const std::string good_hash = require_value(relay::content_hash(good));
+  const json::value other = package("pkg_other");
+  const std::string wrong_hash = require_value(relay::content_hash(package("pkg_else")));
+  const auto run = [&](bool prepared) {
+    agentctx::io::memory_file_system fs;
+    std::string outcome;
+    {
+      auto store = open_store(fs);
+      require_value(store.deposit(package("pkg_first")));  // proj_demo exists
+      const auto append = [&](json::value record) -> agentctx::result<void> {
+        if (!prepared) return store.append_record(std::move(record));
+        auto p = store.prepare_package_record(std::move(record));
+        if (!p) return agentctx::unexpected(std::move(p).error());
+        return store.append_record(std::move(*p));
+      };
+      const auto note = [&](const char* what, const agentctx::result<void>& r) {
+        outcome += std::string(what) + ": " + (r ? "ok" : std::string(agentctx::to_string(r.error().code)) + " " + r.error().message) + "\n";
+      };
+      note("good", append(record_of(good, good_hash)));
+      note("again", append(record_of(good, good_hash)));
+      note("wrong hash", append(record_of(other, wrong_hash)));
+      note("unknown project", append(record_of(package("pkg_x", "proj_nowhere"), good_hash)));
+      for (const relay::stored_package* p : require_value(store.packages_of("proj_demo"))) {
+        outcome += p->package.package_id + " " + p->hash + (p->quarantined ? " quarantined: " + store.quarantine_reason(*p) : "") + "\n";
+      }
+    }
+    outcome += log_bytes(fs);
+    auto reader = open_store(fs, true);
+    outcome += "reopened: " + std::to_string(reader.record_count()) + " records, " +
+               std::to_string(reader.quarantined().size()) + " quarantined\n";
+    return outcome;
+  };
+  const std::string plain = run(false);
+  CHECK(plain.find("good: ok") != std::string::npos);
+  CHECK(plain.find("again: corrupt package \"pkg_good\" deposited twice") != std::string::npos);
+  CHECK(plain.find("pkg_other " + wrong_hash + " quarantined: stored hash") != std::string::npos);
+  CHECK(plain.find("unknown project: corrupt package record for unknown project") != std::string::npos);
+  CHECK(plain.find("reopened: 3 records, 1 quarantined") != std::string::npos);
+  CHECK(run(true) == plain);
+
+  // What a prepared record says of its package; a record that is not a
+  // package record is refused, and so is a package that fails validation.
+  agentctx::io::memory_file_system fs;
+  auto store = open_store(fs);
+  auto p = require_value(store.prepare_package_record(record_of(other, wrong_hash)));
+  CHECK(p.read().package_id == "pkg_other");
+  CHECK(p.computed_hash() == require_value(relay::content_hash(other)));
+  CHECK(*p.record().find("hash") == json::value(wrong_hash));
+  const auto refused = [&](json::value record, std::string_view message) {
+    auto r = store.prepare_package_record(std::move(record));
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code == errc::invalid_argument);
+    CHECK(r.error().message.find(message) != std::string::npos);
+  };
+  refused(json::value::object_type{{"type", "fact"}, {"hash", good_hash}, {"package", good}}, "not a package record");
+  refused(json::value::object_type{{"type", "package"}, {"package", good}}, "not a package record");
+  json::value untitled = package("pkg_untitled");
+  untitled.set("title", "");
+  refused(record_of(untitled, good_hash), "title");
+  CHECK(log_bytes(fs).size() == relay::log_header_size);  // nothing written
+}
+
 TEST_CASE("open on several threads reads a log of more records than one replay window holds (4096)") {
   // Helper threads free the records they prepared once the calling thread
   // has applied them, and the windows reuse one vector of records: a log of

@@ -281,8 +281,16 @@ namespace detail {
 
 // A record import_ndjson() appends, and the line of the export it is from.
 struct planned_record {
+  planned_record(std::size_t line_number, json::value r) : line(line_number), record(std::move(r)) {}
+  planned_record(std::size_t line_number, store::prepared_package p) : line(line_number), package(std::move(p)) {}
+
   std::size_t line = 0;
-  json::value record;
+  json::value record;  ///< unless `package` holds it
+  /// A package record, read and hashed as the import checked it (the
+  /// append reads and hashes it no more).
+  std::optional<store::prepared_package> package;
+
+  const json::value& to_write() const { return package ? package->record() : record; }
 };
 
 // A fact line of an export that import_ndjson() writes: a fact the store
@@ -492,9 +500,6 @@ struct export_line {
   /// Not JSON, and the input's last line without a line break after it:
   /// the file was cut in the middle of it.
   bool cut = false;
-  /// A package line whose hash the import computed from its package (a
-  /// bare wire object's): not checked again.
-  bool hash_computed = false;
 };
 
 // The lines of an export's text, parsed one by one as the import reads them.
@@ -552,11 +557,10 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
   wire_export out;
   json::value::array_type project_ids;
   export_counts counts;
-  const auto line_of = [](std::size_t number, json::value object, bool hash_computed = false) {
+  const auto line_of = [](std::size_t number, json::value object) {
     export_line l;
     l.number = number;
     l.object = std::move(object);
-    l.hash_computed = hash_computed;
     return l;
   };
   export_text_lines lines(text, canonicalizer);
@@ -614,7 +618,7 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
     }
     line_object.set(kinds[rank], std::move(parsed));
     items.push_back({rank, {}});
-    items.back().lines.push_back(line_of(in.number, std::move(line_object), rank == 2));
+    items.back().lines.push_back(line_of(in.number, std::move(line_object)));
   }
   if (items.empty()) return fail(errc::invalid_argument, "the input holds no wire object");
   // A project neither the file nor the store holds is created as a deposit
@@ -660,7 +664,14 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
   std::vector<std::string> header_projects;
   // package key -> (status changes the store holds, changes planned so far), to skip held changes
   std::map<std::pair<std::string, std::string>, std::pair<std::size_t, std::size_t>> held_changes;
-  std::map<std::pair<std::string, std::string>, json::value> planned_wire;  // package state as planned
+  // package key -> its state as planned: the wire of a package the store
+  // holds, or of one with a status change planned; else (none) the one in
+  // the plan at `in_plan`, copied from there by its first status change.
+  struct planned_package {
+    std::optional<json::value> wire;
+    std::size_t in_plan = 0;
+  };
+  std::map<std::pair<std::string, std::string>, planned_package> planned_wire;
   std::set<std::string> planned_fact_ids;
   // The fact lines to write (held ones that the export ends otherwise, and
   // new ones), weighed together once every line is read.
@@ -812,16 +823,16 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
     } else if (*kind == "package") {
       ++seen.packages;
       const std::string* hash = detail::string_member(object, "hash");
-      const json::value* wire = object.find("package");
+      json::value* wire = object.find("package");
       if (hash == nullptr || wire == nullptr) return bad("package line without hash or package");
-      auto p = read_package(*wire);
-      if (!p) return bad(p.error().message);
-      if (!in.hash_computed) {
-        auto computed = content_hash(*wire, canonicalizer);
-        if (!computed) return bad(computed.error().message);
-        if (*computed != *hash) {
-          return bad("package " + quote_for_message(p->package_id) + " hashes to " + *computed + ", not " + *hash);
-        }
+      // The record it becomes, read and hashed once (the line is not needed after).
+      auto prepared = s.prepare_package_record(
+          json::value::object_type{{"type", "package"}, {"hash", *hash}, {"package", std::move(*wire)}});
+      if (!prepared) return bad(prepared.error().message);
+      const package* p = &prepared->read();
+      if (prepared->computed_hash() != *hash) {
+        return bad("package " + quote_for_message(p->package_id) + " hashes to " + prepared->computed_hash() + ", not " +
+                   *hash);
       }
       if (s.find_project(p->project_id) == nullptr && new_projects.count(p->project_id) == 0) {
         return bad("package of project " + quote_for_message(p->project_id) + ", which neither the input nor the store holds");
@@ -843,14 +854,14 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
                                                 " exists in the store with other content (duplicate_package_id)");
         }
         held_changes[key] = {(*held)->changes.size(), 0};
-        planned_wire[key] = (*held)->deposited_wire();
+        planned_wire[key] = {(*held)->deposited_wire(), 0};
         ++report.skipped;
         continue;
       }
       AGENTCTX_TRY(writable(p->project_id));
       held_changes[key] = {0, 0};
-      planned_wire[key] = *wire;
-      plan.push_back({line_number, json::value::object_type{{"type", "package"}, {"hash", *hash}, {"package", *wire}}});
+      planned_wire[key] = {std::nullopt, plan.size()};
+      plan.push_back({line_number, std::move(*prepared)});
       ++report.packages;
     } else if (*kind == "status") {
       ++seen.status_changes;
@@ -862,17 +873,19 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
       const std::string* hash = detail::string_member(object, "hash");
       if (!project_id || !package_id || !status || !review || !at || !hash) return bad("status line lacks a member");
       const auto key = std::make_pair(*project_id, *package_id);
-      auto wire = planned_wire.find(key);
-      if (wire == planned_wire.end()) return bad("status change of a package the export has not shown before");
-      auto from = read_package(wire->second);
+      auto planned = planned_wire.find(key);
+      if (planned == planned_wire.end()) return bad("status change of a package the export has not shown before");
+      if (!planned->second.wire) planned->second.wire = *plan[planned->second.in_plan].package->record().find("package");
+      json::value& wire = *planned->second.wire;
+      auto from = read_package(wire);
       const auto to = parse_package_status(*status);
       if (!from || !to || !parse_review_type(*review) || !is_recordable_status_change(from->status, *to)) {
         return bad("status change the protocol does not allow");
       }
       if (!parse_rfc3339_utc_instant(*at)) return bad("\"at\" is not an RFC 3339 timestamp");
-      wire->second.set("status", *status);
-      wire->second.set("review_type", *review);
-      auto computed = content_hash(wire->second, canonicalizer);
+      wire.set("status", *status);
+      wire.set("review_type", *review);
+      auto computed = content_hash(wire, canonicalizer);
       if (!computed || *computed != *hash) {
         return bad("status change of " + quote_for_message(*package_id) + " does not hash to " + *hash);
       }
@@ -978,11 +991,12 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
     return unexpected(std::move(e));
   };
   for (const detail::planned_record& p : plan) {
-    if (auto text = store::record_text(canonicalizer, p.record); !text) return at_line(std::move(text).error(), p.line);
+    if (auto text = store::record_text(canonicalizer, p.to_write()); !text) return at_line(std::move(text).error(), p.line);
   }
 
   for (detail::planned_record& p : plan) {
-    if (auto written = s.append_record(std::move(p.record)); !written) return at_line(std::move(written).error(), p.line);
+    auto written = p.package ? s.append_record(std::move(*p.package)) : s.append_record(std::move(p.record));
+    if (!written) return at_line(std::move(written).error(), p.line);
   }
   return report;
 }

@@ -1104,6 +1104,20 @@ class store {
     return commit(record);
   }
 
+  class prepared_package;
+
+  /// Reads and hashes the package of `record`, a package record as written
+  /// to the log ({"type": "package", "hash": ..., "package": {...}}), for
+  /// a caller that checks many records before it writes any (import): the
+  /// append_record() of what this returns reads and hashes the package no
+  /// more. The record's hash is not compared: prepared_package says what
+  /// the package hashes to. Errors: invalid_argument for a record that is
+  /// not a package record, and those of read_package and content_hash.
+  result<prepared_package> prepare_package_record(json::value record);
+
+  /// append_record() of a prepared package record.
+  result<void> append_record(prepared_package&& prepared);
+
   /// The payload `record` has in the log (RFC 8785), or the refusal an
   /// append of it gets: invalid_argument for a record with no canonical
   /// form (text that is not UTF-8, a NaN, or an object as deep as input may
@@ -1381,6 +1395,27 @@ class store {
     std::optional<result<package>> read;       // a package record's package
     std::optional<result<std::string>> hash;   // content_hash of read's wire, when read succeeded
   };
+
+ public:
+  /// A package record read and hashed by prepare_package_record(), to
+  /// append with append_record(). Only the store makes one.
+  class prepared_package {
+   public:
+    /// The record.
+    const json::value& record() const noexcept { return *prepared_.record; }
+    /// The record's package, as read_package() reads it.
+    const relay::package& read() const noexcept { return **prepared_.read; }
+    /// The content hash its package has (content_hash), which may differ
+    /// from the record's "hash".
+    const std::string& computed_hash() const noexcept { return **prepared_.hash; }
+
+   private:
+    friend class store;
+    prepared_package() = default;
+    prepared_record prepared_;
+  };
+
+ private:
 
   // Records held prepared at most: the log is replayed in windows of this
   // many, which bounds the memory held ahead of applying.
@@ -1716,7 +1751,7 @@ class store {
   // and applies it. `prepared`, when not null, holds what the caller read
   // and hashed of a package record already, for the application to use.
   result<void> commit(const json::value& record, prepared_record* prepared = nullptr) {
-    AGENTCTX_TRY(apply(record, true));
+    AGENTCTX_TRY(apply(record, true, nullptr, prepared));
     auto text = record_text(canonicalizer_, record);
     if (!text) return unexpected(std::move(text).error());
     if (log_version_ < log_format_version) AGENTCTX_TRY(upgrade_log_version());
@@ -1779,9 +1814,12 @@ class store {
     }
     result<void> outcome;
     std::optional<package> checked;  // a package record's package, read once
-    if (*type == "package") {
-      auto read = check_package(record, pending, dry ? nullptr : movable_package,
-                                prepared != nullptr && prepared->read ? &*prepared->read : nullptr);
+    result<package>* prepared_read = prepared != nullptr && prepared->read ? &*prepared->read : nullptr;
+    if (*type == "package" && dry && prepared_read != nullptr && prepared_read->has_value()) {
+      // A dry run checks a prepared package where it is (the application takes it).
+      outcome = check_package_place(**prepared_read, pending);
+    } else if (*type == "package") {
+      auto read = check_package(record, pending, dry ? nullptr : movable_package, prepared_read);
       if (read) {
         checked = std::move(*read);
       } else {
@@ -1912,13 +1950,20 @@ class store {
     if (hash == nullptr || wire == nullptr) return fail(errc::corrupt, "package record without hash or package");
     auto p = read != nullptr ? std::move(*read) : movable == wire ? read_package(std::move(*movable)) : read_package(*wire);
     if (!p) return fail(errc::corrupt, "package record fails validation: " + p.error().message);
-    if (!project_known(p->project_id, pending)) {
-      return fail(errc::corrupt, "package record for unknown project " + quote_for_message(p->project_id));
-    }
-    if (find_in_project(p->project_id, p->package_id) != nullptr) {
-      return fail(errc::corrupt, "package " + quote_for_message(p->package_id) + " deposited twice");
-    }
+    AGENTCTX_TRY(check_package_place(*p, pending));
     return p;
+  }
+
+  // Whether package `p`, read from a package record, has a place in the
+  // state: its project is known and it is not there yet.
+  result<void> check_package_place(const package& p, const std::optional<std::string>& pending) const {
+    if (!project_known(p.project_id, pending)) {
+      return fail(errc::corrupt, "package record for unknown project " + quote_for_message(p.project_id));
+    }
+    if (find_in_project(p.project_id, p.package_id) != nullptr) {
+      return fail(errc::corrupt, "package " + quote_for_message(p.package_id) + " deposited twice");
+    }
+    return {};
   }
 
   // Adds a package check_package() returned, recorded with `hash`;
@@ -2182,5 +2227,27 @@ class store {
   std::unordered_map<std::string, std::size_t> fact_by_id_;
   std::map<std::string, session> sessions_;
 };
+
+inline result<store::prepared_package> store::prepare_package_record(json::value record) {
+  const std::string* type = detail::string_member(record, "type");
+  const json::value* wire = record.find("package");
+  if (type == nullptr || *type != "package" || wire == nullptr || detail::string_member(record, "hash") == nullptr) {
+    return fail(errc::invalid_argument, "not a package record: it needs type \"package\", hash and package");
+  }
+  auto read = read_package(*wire);
+  if (!read) return unexpected(std::move(read).error());
+  auto hash = content_hash(*wire, canonicalizer_);
+  if (!hash) return unexpected(std::move(hash).error());
+  prepared_package out;
+  out.prepared_.read = std::move(read);
+  out.prepared_.hash = std::move(hash);
+  out.prepared_.record = std::move(record);
+  return out;
+}
+
+inline result<void> store::append_record(prepared_package&& prepared) {
+  AGENTCTX_TRY(check_writable());
+  return commit(*prepared.prepared_.record, &prepared.prepared_);
+}
 
 }  // namespace agentctx::relay

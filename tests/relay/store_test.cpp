@@ -2356,6 +2356,14 @@ TEST_CASE("a prepared package record appends as the record itself does") {
   CHECK(p.read().package_id == "pkg_other");
   CHECK(p.computed_hash() == require_value(relay::content_hash(other)));
   CHECK(*p.record().find("hash") == json::value(wrong_hash));
+  // append_record takes it, also when the append is refused (no project here).
+  const auto appended = store.append_record(std::move(p));
+  REQUIRE_FALSE(appended.has_value());
+  CHECK(appended.error().message.find("unknown project") != std::string::npos);
+  CHECK(p.record().is_null());  // NOLINT(bugprone-use-after-move): the documented state
+  const auto again = store.append_record(std::move(p));
+  REQUIRE_FALSE(again.has_value());
+  CHECK(again.error().message.find("record has no type") != std::string::npos);
   const auto refused = [&](json::value record, std::string_view message) {
     auto r = store.prepare_package_record(std::move(record));
     REQUIRE_FALSE(r.has_value());

@@ -825,9 +825,14 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
       const std::string* hash = detail::string_member(object, "hash");
       json::value* wire = object.find("package");
       if (hash == nullptr || wire == nullptr) return bad("package line without hash or package");
-      // The record it becomes, read and hashed once (the line is not needed after).
-      auto prepared = s.prepare_package_record(
-          json::value::object_type{{"type", "package"}, {"hash", *hash}, {"package", std::move(*wire)}});
+      // The record it becomes, read and hashed once. The line is not needed
+      // after: its package is moved (an initializer list would copy it).
+      json::value::object_type record;
+      record.reserve(3);
+      record.emplace_back("type", "package");
+      record.emplace_back("hash", *hash);
+      record.emplace_back("package", std::move(*wire));
+      auto prepared = s.prepare_package_record(std::move(record));
       if (!prepared) return bad(prepared.error().message);
       const package* p = &prepared->read();
       if (prepared->computed_hash() != *hash) {

@@ -1115,7 +1115,9 @@ class store {
   /// not a package record, and those of read_package and content_hash.
   result<prepared_package> prepare_package_record(json::value record);
 
-  /// append_record() of a prepared package record.
+  /// append_record() of a prepared package record. It takes the record:
+  /// `prepared` is left empty whether the append succeeds or not (its
+  /// record() null; read() and computed_hash() may not be called).
   result<void> append_record(prepared_package&& prepared);
 
   /// The payload `record` has in the log (RFC 8785), or the refusal an
@@ -1398,7 +1400,7 @@ class store {
 
  public:
   /// A package record read and hashed by prepare_package_record(), to
-  /// append with append_record(). Only the store makes one.
+  /// append with append_record(), which takes it. Only the store makes one.
   class prepared_package {
    public:
     /// The record.
@@ -2246,8 +2248,9 @@ inline result<store::prepared_package> store::prepare_package_record(json::value
 }
 
 inline result<void> store::append_record(prepared_package&& prepared) {
+  prepared_record taken = std::exchange(prepared.prepared_, prepared_record());
   AGENTCTX_TRY(check_writable());
-  return commit(*prepared.prepared_.record, &prepared.prepared_);
+  return commit(*taken.record, &taken);
 }
 
 }  // namespace agentctx::relay

@@ -538,10 +538,10 @@ int open_in_this_process(const options& o) {
 // huge pages (madvise), set in the environment of a new process.
 constexpr const char* huge_pages_tunable = "GLIBC_TUNABLES=glibc.malloc.hugetlb=1";
 
-// Opens the store in a new process of this program (/proc/self/exe), as a
-// CLI command does: a process whose allocator has not grown yet, unlike
-// this one's after the rounds above (through /proc/PID/exe, which runs
-// this program even when its file was replaced meanwhile). `environment`,
+// Opens the store in a new process of this program, as a CLI command does:
+// a process whose allocator has not grown yet, unlike this one's after the
+// rounds above. It runs /proc/PID/exe, which is this program even when its
+// file was replaced meanwhile. `environment`,
 // when not empty, is set in the new process's environment ("NAME=value");
 // else GLIBC_TUNABLES is unset there.
 result<elapsed> open_in_new_process(const std::string& store_dir, unsigned threads, std::size_t records,

@@ -1418,7 +1418,6 @@ class store {
   };
 
  private:
-
   // Records held prepared at most: the log is replayed in windows of this
   // many, which bounds the memory held ahead of applying.
   static constexpr std::size_t replay_window = 4096;
@@ -1746,12 +1745,11 @@ class store {
     return {};
   }
 
-  // Appends one record, syncs it, then applies it. The record is checked
+  // Appends `record`, syncs it, then applies it. The record is checked
   // against the state first (a dry run of apply), so the log never holds a
-  // record that does not apply.
-  // Appends `record` after checking that it applies (a dry run), syncs it,
-  // and applies it. `prepared`, when not null, holds what the caller read
-  // and hashed of a package record already, for the application to use.
+  // record that does not apply. `prepared`, when not null, holds what the
+  // caller read and hashed of a package record already: the dry run checks
+  // that package where it is and the application takes it.
   result<void> commit(const json::value& record, prepared_record* prepared = nullptr) {
     AGENTCTX_TRY(apply(record, true, nullptr, prepared));
     auto text = record_text(canonicalizer_, record);

@@ -15,15 +15,22 @@
 //   - accepted, the store's own export imports into an empty store, whose
 //     export is the same text (the round trip is a fixed point), no package
 //     is quarantined, importing the same input again writes nothing, and a
-//     reader opening the store sees the writer's export.
+//     reader opening the store sees the writer's export;
+//   - read piece by piece (import_ndjson with an import_reader, in pieces
+//     of sizes the first byte's other bits choose), into a store of the
+//     same state, it gives the same result: the same error, or the same
+//     report and the same export.
 // A broken rule traps (__builtin_trap), so libFuzzer keeps the input.
 //
 // Seeds: fuzz/seeds/relay_import_fuzz/. Build and run (clang only):
 //   cmake --build build-fuzz --target relay_import_fuzz
 //   build-fuzz/fuzz/relay_import_fuzz -dict=fuzz/relay_import_fuzz.dict corpus/ fuzz/seeds/relay_import_fuzz/
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -66,6 +73,45 @@ void seed(relay::store& s, bool archived) {
   if (archived) require(s.set_archived("p", true).has_value());
 }
 
+bool same_report(const relay::import_report& a, const relay::import_report& b) {
+  return a.projects == b.projects && a.sessions == b.sessions && a.packages == b.packages &&
+         a.status_changes == b.status_changes && a.facts == b.facts && a.skipped == b.skipped &&
+         a.incomplete == b.incomplete && a.cut_line == b.cut_line && a.wire_objects == b.wire_objects &&
+         a.differing_projects == b.differing_projects;
+}
+
+// The import of `text` read piece by piece, pieces of 1 to 8 bytes or
+// larger ones, varying as `pattern` says, into a store in the state `seeded`
+// and `archived` say; it must match `report` (and `after`, the export
+// the import of the text left).
+void check_read_in_pieces(std::string_view text, std::uint8_t pattern, bool seeded, bool archived,
+                          relay::import_options read, const agentctx::result<relay::import_report>& report,
+                          const std::string& after) {
+  io::memory_file_system fs;
+  auto store = relay::store::open(fs, "/r", options(false));
+  require(store.has_value());
+  if (seeded) seed(*store, archived);
+  const std::size_t held = store->record_count();
+  std::size_t at = 0;
+  std::size_t turn = 0;
+  const relay::import_reader reader = [&](std::span<char> buffer) -> agentctx::result<std::size_t> {
+    const std::size_t piece = (pattern & 1) != 0 ? 1 + (turn++ * 7 + pattern) % 8 : 4093;
+    const std::size_t n = std::min({piece, buffer.size(), text.size() - at});
+    std::memcpy(buffer.data(), text.data() + at, n);
+    at += n;
+    return n;
+  };
+  auto streamed = relay::import_ndjson(*store, reader, read);
+  require(streamed.has_value() == report.has_value());
+  if (!streamed) {
+    require(streamed.error().code == report.error().code && streamed.error().message == report.error().message);
+    require(store->record_count() == held);
+    return;
+  }
+  require(same_report(*streamed, *report));
+  require(exported(*store) == after);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -87,9 +133,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(e.code == errc::invalid_argument || e.code == errc::already_exists || e.code == errc::archived);
     require(!e.message.empty() && e.message.find('\n') == std::string::npos);
     require(store->record_count() == held);
+    check_read_in_pieces(text, static_cast<std::uint8_t>(data[0] >> 3), seeded, (data[0] & 4) != 0, read, report, {});
     return 0;
   }
   const std::string after = exported(*store);
+  check_read_in_pieces(text, static_cast<std::uint8_t>(data[0] >> 3), seeded, (data[0] & 4) != 0, read, report, after);
 
   // Importing the same input again changes nothing.
   auto again = relay::import_ndjson(*store, text, read);

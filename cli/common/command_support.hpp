@@ -58,7 +58,7 @@ inline CLI::Validator count_between(std::uint64_t min, std::uint64_t max) {
 
 /// Refuses an empty argument (a FILE named "" names no file).
 inline const CLI::Validator non_empty(
-    [](std::string& text) { return text.empty() ? std::string("must not be empty") : std::string(); }, "TEXT", "non_empty");
+    [](std::string& text) { return text.empty() ? std::string("must not be empty") : std::string(); }, "", "non_empty");
 
 /// count_between(1, max).
 inline CLI::Validator positive_count_at_most(std::uint64_t max) { return count_between(1, max); }

@@ -4,10 +4,13 @@
 //   ssh host relay export | relay import -
 // Every line is checked, every hash recomputed, before anything is written;
 // what the store already holds identically is skipped, so importing the
-// same file twice changes nothing. A file of bare wire objects (packages,
-// facts, sessions, projects, one per line: another implementation's backup)
-// is imported as the export of those objects.
+// same file twice changes nothing. The input is read as the import comes to
+// each line: a line that is wrong stops it there, the rest unread. A file of
+// bare wire objects (packages, facts, sessions, projects, one per line:
+// another implementation's backup) is imported as the export of those
+// objects.
 #include <iostream>
+#include <span>
 #include <string>
 
 #include "agentctx/relay/export.hpp"
@@ -24,12 +27,13 @@ struct import_options : writer_options {
 };
 
 int run_import(const import_options& o) {
-  auto text = read_input(o.file, max_export_input);
-  if (!text) return report_error(o, text.error());
+  auto in = agentctx_cli::input_stream::open(o.file, max_export_input);
+  if (!in) return report_error(o, in.error());
   return with_writer(o, [&](relay::store& s) {
     relay::import_options options;
     options.allow_incomplete = o.partial;
-    auto imported = relay::import_ndjson(s, *text, options);
+    const relay::import_reader read = [&](std::span<char> buffer) { return in->read(buffer); };
+    auto imported = relay::import_ndjson(s, read, options);
     if (!imported) {
       agentctx::error e = std::move(imported).error().with_path(input_name(o.file));
       if (e.message.ends_with("the file was cut short")) {

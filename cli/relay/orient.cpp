@@ -40,7 +40,9 @@ int print_briefing(const common_options& o, const relay::orientation& result) {
   const json::value& bundle = result.bundle;
   auto project = relay::read_project(member(bundle, "project"));
   if (!project) return report_error(o, project.error());
-  std::cout << "# Orientation: " << shown(project->name) << " (" << shown(project->project_id) << ")\n";
+  // A project without a name reads as named by its id: shown once.
+  std::cout << "# Orientation: " << shown(project->name)
+            << (project->name == project->project_id ? std::string() : " (" + shown(project->project_id) + ")") << '\n';
   std::cout << "Generated " << shown(text_of(bundle, "generated_at")) << " for the last "
             << count_of(count_in(bundle, "window_days"), "day") << '.'
             << (project->archived_at ? " Archived since " + shown(*project->archived_at) + "." : "") << '\n';

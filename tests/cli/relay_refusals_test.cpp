@@ -313,6 +313,11 @@ TEST_CASE("relay error messages show control bytes and bytes that are not UTF-8 
                 exit_invalid_schema, "relay: subject is not valid UTF-8");
   check_failure(f.run({"session", "start", "--project", "proj_demo", "--actor", "\xc3", "--actor-type", "agent"}),
                 exit_invalid_schema, "relay: actor_id is not valid UTF-8");
+  // And so is a query or focus (it was searched for as U+FFFD, and echoed so).
+  check_failure(f.run({"pull", "--mode", "relevant", "--project", "proj_demo", "--query", "retrieval \xff"}),
+                exit_invalid_schema, "relay: query is not valid UTF-8");
+  check_failure(f.run({"orchestrate", "--project", "proj_demo", "--focus", "x \xff"}), exit_invalid_schema,
+                "relay: focus is not valid UTF-8");
 }
 
 TEST_CASE("relay refuses options that do not apply to the mode asked for") {

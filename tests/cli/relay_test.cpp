@@ -241,8 +241,12 @@ TEST_CASE("relay flag and review move packages along the allowed transitions") {
   auto back = f.json(parser, {"flag", "--package", "pkg_draft", "--review-type", "human"});
   CHECK(text_of(back, "review_type") == "human");
   CHECK(contains(flagged.out, text_of(back, "hash")));
+  const auto log_size = std::filesystem::file_size(f.store + "/relay.log");
   auto unchanged = f.json(parser, {"flag", "--package", "pkg_draft", "--review-type", "human"});
   CHECK(text_of(unchanged, "hash") == text_of(back, "hash"));
+  // An empty note is no note: nothing is written.
+  check_clean_success(f.run({"flag", "--package", "pkg_draft", "--review-type", "human", "--note", ""}));
+  CHECK(std::filesystem::file_size(f.store + "/relay.log") == log_size);
 
   auto revised = f.json(parser, {"review", "--package", "pkg_draft", "--status", "revision_requested", "--note",
                                  "split it"});
@@ -420,7 +424,7 @@ TEST_CASE("relay orient prints a briefing, or the OrientationBundle exactly with
 
   const run_result briefing = f.run({"orient", "--project", "proj_demo"});
   check_clean_success(briefing);
-  CHECK(briefing.out.starts_with("# Orientation: proj_demo (proj_demo)\nGenerated "));
+  CHECK(briefing.out.starts_with("# Orientation: proj_demo\nGenerated "));  // no name: the id once
   CHECK(contains(briefing.out, " for the last 14 days.\n"));
   CHECK(contains(briefing.out, "\n## Recent packages (2)\n- pkg_two  "));
   CHECK(contains(briefing.out, "  Handoff (next: agent): Migration applied\n"));
@@ -1382,6 +1386,13 @@ TEST_CASE("relay export --json needs -o; import reads any readable file and refu
   check_clean_success(imported);
   CHECK(imported.out.starts_with("imported 1 project, 0 sessions, 1 package, "));
   check_failure(f.run({"import", f.dir.path() + "/missing.ndjson"}), exit_usage, "missing.ndjson: open failed");
+  // Input is read as the import comes to each line: endless input that is
+  // no export is refused at its first line, having read no further (it was
+  // read whole first, up to 4 GiB), and so is a folder; no store is made.
+  relay_fixture third;
+  check_failure(third.run({"import", "/dev/urandom"}), exit_invalid_schema, "/dev/urandom: line 1: not JSON");
+  check_failure(third.run({"import", f.dir.path()}), exit_usage, "read failed: Is a directory");
+  CHECK_FALSE(std::filesystem::exists(third.store));
 }
 
 TEST_CASE("relay import reads bare wire objects: packages, facts, sessions and projects one per line") {

@@ -127,7 +127,15 @@ TEST_CASE("the lifecycle: initialized notification, ping, a second initialize") 
         R"(session speaks protocol 2025-06-18"}})");
   // Other notifications, a response from the client and blank lines get no answer.
   CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}})"));
+  const std::size_t logged = s.log->size();
+  CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4}})"));
+  CHECK(s.log->size() == logged);  // a notification of MCP's is no mistake: nothing to say
   CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","method":"no/such/notification"})"));
+  CHECK(s.log->back() == "ignored a notification of method \"no/such/notification\": a message without an id is "
+                         "not answered, so it is not run (a request needs an id)");
+  // A tools/call without an id (a client's mistake) is not run, and said so.
+  CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{}}})"));
+  CHECK(s.log->back().starts_with("ignored a notification of method \"tools/call\""));
   CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","id":9,"result":{}})"));
   CHECK_FALSE(s.send(""));
   CHECK_FALSE(s.send(" \t\r"));

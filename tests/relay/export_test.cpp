@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -944,6 +945,163 @@ TEST_CASE("export leaves out a quarantined package, says so, and what it writes 
   CHECK(refused.error().message.find("package \"pkg_1\" is quarantined in the store") != std::string::npos);
   auto mapped_after = require_value(fs.map("/r/relay.log"));
   CHECK(std::string(reinterpret_cast<const char*>(mapped_after.data()), mapped_after.size()) == log_before);
+}
+
+namespace {
+
+// A reader of `text` in pieces of `piece` bytes, counting what it gave.
+struct piece_reader {
+  std::string text;
+  std::size_t piece = 1;
+  std::size_t given = 0;
+
+  relay::import_reader reader() {
+    return [this](std::span<char> buffer) -> agentctx::result<std::size_t> {
+      const std::size_t n = std::min({piece, buffer.size(), text.size() - given});
+      std::copy_n(text.data() + given, n, buffer.data());
+      given += n;
+      return n;
+    };
+  }
+};
+
+}  // namespace
+
+TEST_CASE("import read piece by piece gives what the import of the text gives, reading no further than the line it refuses") {
+  agentctx::io::memory_file_system fs;
+  auto source = wire_source(fs);
+  std::string text;
+  require_value(relay::export_ndjson(source, "", text));
+  const std::string header = text.substr(0, text.find('\n') + 1);
+  std::string crlf;
+  for (char c : text) crlf += c == '\n' ? std::string("\r\n") : std::string(1, c);
+  std::vector<std::string> inputs = {text, crlf, "\n \n" + text + "\n\n", text + text, header + "{}\n",
+                                     "", "\n\n", "not JSON", "[1]\n", wire_lines_of(source),
+                                     wire_lines_of(source) + "{\"title\":"};
+  for (std::size_t cut = 0; cut < text.size(); cut += 97) inputs.push_back(text.substr(0, cut));
+  relay::import_options partial;
+  partial.allow_incomplete = true;
+  for (const std::string& input : inputs) {
+    for (const relay::import_options& options : {relay::import_options{}, partial}) {
+      for (std::size_t piece : {std::size_t{1}, std::size_t{3}, std::size_t{1} << 16}) {
+        CAPTURE(input);
+        CAPTURE(options.allow_incomplete);
+        CAPTURE(piece);
+        agentctx::io::memory_file_system whole_fs;
+        auto whole = require_value(relay::store::open(whole_fs, "/w", test_options()));
+        agentctx::io::memory_file_system pieces_fs;
+        auto pieces = require_value(relay::store::open(pieces_fs, "/p", test_options()));
+        const auto expected = relay::import_ndjson(whole, input, options);
+        piece_reader in{input, piece};
+        const auto got = relay::import_ndjson(pieces, in.reader(), options);
+        REQUIRE(got.has_value() == expected.has_value());
+        if (!expected) {
+          CHECK(got.error().code == expected.error().code);
+          CHECK(got.error().message == expected.error().message);
+          CHECK(pieces.record_count() == 0);
+          continue;
+        }
+        CHECK(got->projects == expected->projects);
+        CHECK(got->sessions == expected->sessions);
+        CHECK(got->packages == expected->packages);
+        CHECK(got->status_changes == expected->status_changes);
+        CHECK(got->facts == expected->facts);
+        CHECK(got->skipped == expected->skipped);
+        CHECK(got->incomplete == expected->incomplete);
+        CHECK(got->cut_line == expected->cut_line);
+        CHECK(got->wire_objects == expected->wire_objects);
+        std::string a;
+        std::string b;
+        require_value(relay::export_ndjson(whole, "", a));
+        require_value(relay::export_ndjson(pieces, "", b));
+        CHECK(a == b);
+      }
+    }
+  }
+}
+
+TEST_CASE("import read piece by piece stops at the line it refuses; a reader's error or a line too long ends it") {
+  // Endless input after a line the import refuses: it reads no further.
+  for (const std::string& first : {std::string("not JSON\n"), std::string(R"({"exported_at":"2026-04-18T20:00:00Z","kind":"relay-export","projects":[],"protocol_version":"0.1"})") + "\n"}) {
+    CAPTURE(first);
+    agentctx::io::memory_file_system fs;
+    auto target = require_value(relay::store::open(fs, "/t", test_options()));
+    std::size_t given = 0;
+    const relay::import_reader endless = [&](std::span<char> buffer) -> agentctx::result<std::size_t> {
+      std::size_t n = 0;
+      for (; n < buffer.size(); ++n) {
+        const std::size_t at = given + n;
+        buffer[n] = at < first.size() ? first[at] : "{}\n"[(at - first.size()) % 3];
+      }
+      given += n;
+      return n;
+    };
+    const agentctx::error e = require_error(relay::import_ndjson(target, endless));
+    CAPTURE(e.message);
+    CHECK(e.message.starts_with(first.starts_with("not") ? "line 1: not JSON" : "line 2: has no \"kind\""));
+    CHECK(given <= (std::size_t{1} << 17));
+    CHECK(target.record_count() == 0);
+  }
+  // A reader's error is the import's, and nothing is written.
+  {
+    agentctx::io::memory_file_system fs;
+    auto source = wire_source(fs);
+    std::string text;
+    require_value(relay::export_ndjson(source, "", text));
+    agentctx::io::memory_file_system other;
+    auto target = require_value(relay::store::open(other, "/t", test_options()));
+    bool gave = false;
+    const relay::import_reader failing = [&](std::span<char> buffer) -> agentctx::result<std::size_t> {
+      if (gave) return agentctx::fail(errc::io_error, "read failed: Input/output error", "in.ndjson");
+      gave = true;
+      const std::size_t n = std::min(buffer.size(), text.size() - 10);
+      std::copy_n(text.data(), n, buffer.data());
+      return n;
+    };
+    const agentctx::error e = require_error(relay::import_ndjson(target, failing));
+    CHECK(e.code == errc::io_error);
+    CHECK(e.message == "read failed: Input/output error");
+    CHECK(e.path == "in.ndjson");
+    CHECK(target.record_count() == 0);
+  }
+  // A line longer than the most a line may be is refused as soon as it is
+  // read that far, or when its line break is read (blank lines counted).
+  for (const std::string& text : {std::string("0123456789\n\nabcdefghijk\nz\n"), std::string("0123456789\n\nabcdefghijk")}) {
+    for (std::size_t piece : {std::size_t{1}, std::size_t{64}}) {
+      CAPTURE(text);
+      CAPTURE(piece);
+      piece_reader in{text, piece};
+      const relay::import_reader reader = in.reader();
+      relay::detail::stream_lines lines(reader, 10);
+      std::string_view line;
+      bool unbroken = true;
+      REQUIRE(lines.next(line, unbroken));
+      CHECK(line == "0123456789");
+      CHECK_FALSE(unbroken);
+      CHECK_FALSE(lines.next(line, unbroken));
+      REQUIRE(lines.failure().has_value());
+      CHECK(lines.failure()->code == errc::invalid_argument);
+      CHECK(lines.failure()->message == "line 3: longer than 10 bytes, more than any line of an export holds");
+      CHECK_FALSE(lines.next(line, unbroken));
+    }
+  }
+  // Lines as line_cursor reads them: blank ones skipped and counted, the
+  // last one unbroken when no line break follows it.
+  piece_reader in{" \r\nab\n\t\ncd", 2};
+  const relay::import_reader reader = in.reader();
+  relay::detail::stream_lines lines(reader);
+  std::string_view line;
+  bool unbroken = true;
+  REQUIRE(lines.next(line, unbroken));
+  CHECK(line == "ab");
+  CHECK(lines.number() == 2);
+  CHECK_FALSE(unbroken);
+  REQUIRE(lines.next(line, unbroken));
+  CHECK(line == "cd");
+  CHECK(lines.number() == 4);
+  CHECK(unbroken);
+  CHECK_FALSE(lines.next(line, unbroken));
+  CHECK_FALSE(lines.failure().has_value());
 }
 
 }  // namespace relay_export_test

@@ -196,6 +196,9 @@ TEST_CASE("review transitions: flag, request revision, resubmit, complete; compl
   const std::size_t log_size = log_bytes(fs).size();
   CHECK(require_value(store.flag_for_review("pkg_1", relay::review_type::agent))->changes.size() == 2);
   CHECK(log_bytes(fs).size() == log_size);
+  // An empty note is no note: nothing is written either.
+  CHECK(require_value(store.flag_for_review("pkg_1", relay::review_type::agent, ""))->changes.size() == 2);
+  CHECK(log_bytes(fs).size() == log_size);
   auto noted = require_value(store.flag_for_review("pkg_1", relay::review_type::human, "a human after all"));
   CHECK(noted->changes.size() == 3);
   CHECK(noted->hash == first_hash);  // the same state as first flagged
@@ -206,7 +209,7 @@ TEST_CASE("review transitions: flag, request revision, resubmit, complete; compl
   auto revision = require_value(store.review("pkg_1", relay::package_status::revision_requested, "fix table 2"));
   CHECK(revision->package.status == relay::package_status::revision_requested);
   CHECK(require_value(store.awaiting_review("proj_demo")).empty());
-  require_value(store.review("pkg_1", relay::package_status::awaiting_review));
+  CHECK_FALSE(require_value(store.review("pkg_1", relay::package_status::awaiting_review, ""))->changes.back().note);
   auto done = require_value(store.review("pkg_1", relay::package_status::complete, "approved"));
   CHECK(done->changes.size() == 6);
   CHECK(done->changes[0].note == std::optional<std::string>("check the numbers"));

@@ -187,6 +187,13 @@ class server {
         return error_response(message.id, message.error_code, message.error_message);
       case message_kind::notification:
         if (message.method == "notifications/initialized") initialized_ = true;
+        if (!message.method.starts_with("notifications/")) {
+          // A request without its id: never answered, so never run (a
+          // client that left the id out by mistake would not learn what a
+          // tools/call did), but said here.
+          log("ignored a notification of method \"" + std::string(message.method) +
+              "\": a message without an id is not answered, so it is not run (a request needs an id)");
+        }
         return std::nullopt;
       case message_kind::request:
         break;

@@ -367,11 +367,13 @@ struct orchestrate_options {
 };
 
 /// orchestrate (section 8.4). Errors: not_found for an unknown project;
-/// invalid_argument for a window of 0 days; the embedder's errors (with a focus).
+/// invalid_argument for a window of 0 days and for a focus that is not UTF-8
+/// (invalid_utf8_input); the embedder's errors (with a focus).
 /// With `index`, the snippets are ranked through it (the same snippets).
 inline result<json::value> orchestrate(const store& s, const orchestrate_options& options, agdb::embedder& embedder,
                                        relevance_index* index = nullptr) {
   if (options.window_days == 0) return fail(errc::invalid_argument, "window_days must be at least 1");
+  AGENTCTX_TRY(detail::check_utf8_input("focus", options.focus));
   auto scope = search_scope(s, options.project_id);
   if (!scope) return unexpected(std::move(scope).error());
   const std::string now = s.now_text();

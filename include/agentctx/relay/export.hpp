@@ -56,9 +56,12 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -254,6 +257,16 @@ struct import_options {
   bool allow_incomplete = false;
 };
 
+/// Reads the next piece of an import's input into `buffer` (up to its
+/// size) and returns how many bytes it read: 0 at the end of the input.
+/// Its errors end the import, which then writes nothing.
+using import_reader = std::function<result<std::size_t>(std::span<char> buffer)>;
+
+/// The longest line import_ndjson() reads from an import_reader: four times
+/// the largest record the log takes (a line may spell its text with
+/// escapes). Longer is refused as soon as it is read that far.
+inline constexpr std::size_t max_import_line = std::size_t{4} * max_record_payload;
+
 /// What import_ndjson() did.
 struct import_report {
   std::size_t projects = 0;  ///< created
@@ -437,13 +450,9 @@ inline int wire_rank(const json::value& object) {
   return -1;
 }
 
-// Whether `text` is bare wire objects: its first line is a JSON object
-// that is one, and no export's line.
-inline bool holds_wire_objects(std::string_view text, json::canonicalizer& canonicalizer) {
-  line_cursor lines(text);
-  std::string_view line;
-  if (!lines.next(line)) return false;
-  auto first = canonicalizer.parse(line);
+// Whether the input's first line, parsed (none: not JSON), makes it bare
+// wire objects: a wire object, and no export's line.
+inline bool is_wire_object_line(const std::optional<json::value>& first) {
   return first && !is_export_line(*first) && wire_rank(*first) >= 0;
 }
 
@@ -500,33 +509,163 @@ struct export_line {
   /// Not JSON, and the input's last line without a line break after it:
   /// the file was cut in the middle of it.
   bool cut = false;
+  /// The input could not be read on (its reader's error, or a line longer
+  /// than max_import_line): the import fails with it, writing nothing.
+  std::optional<error> failed;
 };
 
-// The lines of an export's text, parsed one by one as the import reads them.
-class export_text_lines {
+// The lines of input held whole in memory, blank ones skipped.
+class text_lines {
  public:
-  export_text_lines(std::string_view text, json::canonicalizer& canonicalizer) noexcept
-      : text_(text), lines_(text), canonicalizer_(canonicalizer) {}
+  explicit text_lines(std::string_view text) noexcept : text_(text), lines_(text) {}
+
+  /// The next line that is not blank, and whether it ends the input
+  /// without a line break after it; false at the end.
+  bool next(std::string_view& line, bool& unbroken) {
+    if (!lines_.next(line)) return false;
+    unbroken = ends_without_break(line, text_);
+    return true;
+  }
+  std::size_t number() const noexcept { return lines_.number(); }
+  const std::optional<error>& failure() const noexcept { return failure_; }
+
+ private:
+  std::string_view text_;
+  line_cursor lines_;
+  std::optional<error> failure_;  // never set: text in memory cannot fail
+};
+
+// The lines of input read piece by piece with an import_reader, blank ones
+// skipped (as line_cursor skips them, and counts them): only the line being
+// read is held. A read error, or a line longer than `max_line` bytes, ends
+// the lines, and failure() says why.
+class stream_lines {
+ public:
+  explicit stream_lines(const import_reader& read, std::size_t max_line = max_import_line)
+      : read_(read), max_line_(max_line) {}
+
+  bool next(std::string_view& line, bool& unbroken) {
+    for (;;) {
+      if (failure_) return false;
+      const char* const data = buffer_.data();
+      const void* found = scanned_ < filled_ ? std::memchr(data + scanned_, '\n', filled_ - scanned_) : nullptr;
+      std::size_t end = found != nullptr ? static_cast<std::size_t>(static_cast<const char*>(found) - data) : filled_;
+      if (found == nullptr && !at_end_) {
+        scanned_ = filled_;
+        if (!fill()) return false;
+        continue;
+      }
+      if (found == nullptr && begin_ == filled_) return false;  // the end, after a line break
+      if (end - begin_ > max_line_) return too_long();
+      line = std::string_view(data + begin_, end - begin_);
+      unbroken = found == nullptr;
+      begin_ = found != nullptr ? end + 1 : filled_;
+      scanned_ = begin_;
+      ++number_;
+      if (line.find_first_not_of(" \t\r") != std::string_view::npos) return true;
+    }
+  }
+  std::size_t number() const noexcept { return number_; }
+  const std::optional<error>& failure() const noexcept { return failure_; }
+
+ private:
+  // Moves the line being read to the front and reads more after it.
+  bool fill() {
+    if (begin_ > 0) {
+      std::memmove(buffer_.data(), buffer_.data() + begin_, filled_ - begin_);
+      filled_ -= begin_;
+      scanned_ -= begin_;
+      begin_ = 0;
+    }
+    if (filled_ > max_line_) return too_long();
+    constexpr std::size_t piece = std::size_t{1} << 16;
+    if (buffer_.size() - filled_ < piece) buffer_.resize(std::max(buffer_.size() * 2, filled_ + piece));
+    auto n = read_(std::span<char>(buffer_.data() + filled_, buffer_.size() - filled_));
+    if (!n) {
+      failure_ = std::move(n).error();
+      return false;
+    }
+    if (*n == 0) at_end_ = true;
+    filled_ += *n;
+    return true;
+  }
+
+  bool too_long() {
+    failure_ = make_error(errc::invalid_argument, "line " + std::to_string(number_ + 1) + ": longer than " +
+                                                      std::to_string(max_line_) +
+                                                      " bytes, more than any line of an export holds");
+    return false;
+  }
+
+  const import_reader& read_;
+  std::size_t max_line_;
+  std::vector<char> buffer_;
+  std::size_t begin_ = 0;    // where the line being read starts
+  std::size_t scanned_ = 0;  // searched for '\n' up to here
+  std::size_t filled_ = 0;
+  std::size_t number_ = 0;
+  bool at_end_ = false;
+  std::optional<error> failure_;
+};
+
+// The lines of an export, parsed one by one as the import reads them from
+// `Lines` (text_lines or stream_lines); the first line may be read ahead
+// (first(), to tell an export from bare wire objects) and is then given
+// again by next().
+template <class Lines>
+class export_lines {
+ public:
+  export_lines(Lines& lines, json::canonicalizer& canonicalizer) noexcept : lines_(lines), canonicalizer_(canonicalizer) {}
+
+  /// The first line, read ahead (null when the input has none).
+  const export_line* first() {
+    if (!ahead_) {
+      ahead_.emplace();
+      if (!read(*ahead_)) ahead_->number = no_line;
+    }
+    return ahead_->number == no_line ? nullptr : &*ahead_;
+  }
 
   bool next(export_line& out) {
+    if (ahead_) {
+      const bool had = ahead_->number != no_line;
+      if (had) out = std::move(*ahead_);
+      ahead_.reset();
+      return had;
+    }
+    return read(out);
+  }
+
+ private:
+  static constexpr std::size_t no_line = static_cast<std::size_t>(-1);
+
+  bool read(export_line& out) {
     std::string_view line;
-    if (!lines_.next(line)) return false;
+    bool unbroken = false;
+    const bool more = lines_.next(line, unbroken);
     out = export_line{};
+    if (!more) {
+      if (!lines_.failure() || failed_) return false;
+      failed_ = true;
+      out.number = lines_.number() + 1;
+      out.failed = lines_.failure();
+      return true;
+    }
     out.number = lines_.number();
     auto parsed = canonicalizer_.parse(line);
     if (parsed) {
       out.object = std::move(*parsed);
     } else {
       out.not_json = not_json(parsed.error());
-      out.cut = ends_without_break(line, text_);
+      out.cut = unbroken;
     }
     return true;
   }
 
- private:
-  std::string_view text_;
-  line_cursor lines_;
+  Lines& lines_;
   json::canonicalizer& canonicalizer_;
+  std::optional<export_line> ahead_;
+  bool failed_ = false;  // the failed line was given: there is no other
 };
 
 // Bare wire objects as the lines of the export import_ndjson() reads: its
@@ -544,8 +683,9 @@ struct wire_export {
   std::size_t held_lines = 0;
 };
 
-inline result<wire_export> export_of_wire_objects(const store& s, std::string_view text, bool allow_cut,
-                                                  json::canonicalizer& canonicalizer) {
+template <class Lines>
+result<wire_export> export_of_wire_objects(const store& s, export_lines<Lines>& lines, bool allow_cut,
+                                           json::canonicalizer& canonicalizer) {
   struct item {
     int rank;
     std::vector<export_line> lines;
@@ -563,10 +703,10 @@ inline result<wire_export> export_of_wire_objects(const store& s, std::string_vi
     l.object = std::move(object);
     return l;
   };
-  export_text_lines lines(text, canonicalizer);
   export_line in;
   while (lines.next(in)) {
     const std::string where = "line " + std::to_string(in.number) + ": ";
+    if (in.failed) return unexpected(std::move(*in.failed));
     if (!in.object) {
       if (in.cut) {
         if (allow_cut) {
@@ -686,6 +826,7 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
     const std::size_t line_number = in.number;
     const std::string where = line_number == 0 ? std::string() : "line " + std::to_string(line_number) + ": ";
     const auto bad = [&](const std::string& why) { return fail(errc::invalid_argument, where + why); };
+    if (in.failed) return unexpected(std::move(*in.failed));
     if (end_line) {
       return bad("a line after the export's end line (line " + std::to_string(*end_line) +
                  "): two exports joined, or something appended");
@@ -1006,6 +1147,10 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
   return report;
 }
 
+// import_ndjson() of the lines of `source` (text_lines or stream_lines).
+template <class Lines>
+result<import_report> import_lines(store& s, Lines& source, import_options options);
+
 }  // namespace detail
 
 /// Imports an export (see the file comment) into `s`, which must be open
@@ -1035,12 +1180,34 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
 /// middle shows that it was cut short (options.allow_incomplete leaves that
 /// line out, as for an export).
 inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {
+  detail::text_lines lines(text);
+  return detail::import_lines(s, lines, options);
+}
+
+/// import_ndjson() of input that `read` gives piece by piece (a pipe, a
+/// socket, a large file): the same checks, results and errors, but each
+/// line is read when the import comes to it and only its parsed object is
+/// kept, so input is refused at the line that is wrong, read no further,
+/// and its text is never held whole. As with text, nothing is written
+/// before every line is read and checked. Errors: those of import_ndjson(),
+/// and those `read` returns; invalid_argument for a line longer than
+/// max_import_line.
+inline result<import_report> import_ndjson(store& s, const import_reader& read, import_options options = {}) {
+  detail::stream_lines lines(read);
+  return detail::import_lines(s, lines, options);
+}
+
+namespace detail {
+
+template <class Lines>
+result<import_report> import_lines(store& s, Lines& source, import_options options) {
   json::canonicalizer canonicalizer;
-  if (!detail::holds_wire_objects(text, canonicalizer)) {
-    detail::export_text_lines lines(text, canonicalizer);
-    return detail::import_export_lines(s, [&](detail::export_line& l) { return lines.next(l); }, options, canonicalizer);
+  export_lines<Lines> lines(source, canonicalizer);
+  const export_line* first = lines.first();
+  if (first == nullptr || !is_wire_object_line(first->object)) {
+    return import_export_lines(s, [&](export_line& l) { return lines.next(l); }, options, canonicalizer);
   }
-  auto converted = detail::export_of_wire_objects(s, text, options.allow_incomplete, canonicalizer);
+  auto converted = export_of_wire_objects(s, lines, options.allow_incomplete, canonicalizer);
   if (!converted) return unexpected(std::move(converted).error());
   std::size_t i = 0;
   const auto next = [&](detail::export_line& l) {
@@ -1048,12 +1215,14 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
     l = std::move(converted->lines[i++]);
     return true;
   };
-  auto report = detail::import_export_lines(s, next, import_options{}, canonicalizer);
+  auto report = import_export_lines(s, next, import_options{}, canonicalizer);
   if (!report) return report;
   report->wire_objects = true;
   report->cut_line = converted->cut_line;
   report->skipped -= std::min(report->skipped, converted->held_lines);
   return report;
 }
+
+}  // namespace detail
 
 }  // namespace agentctx::relay

@@ -351,7 +351,9 @@ class member_reader {
       return schema_error(where, "must be an RFC 3339 UTC timestamp (got " + quote_for_message(text) + ")");
     }
     const bool utc = text.ends_with('Z') || text.ends_with('z') || text.ends_with("+00:00") || text.ends_with("-00:00");
-    if (!utc) return schema_error(where, "must be in UTC, ending in Z (got " + quote_for_message(text) + ")");
+    if (!utc) {
+      return schema_error(where, "must be in UTC, ending in Z, +00:00 or -00:00 (got " + quote_for_message(text) + ")");
+    }
     return at;
   }
 

@@ -517,12 +517,14 @@ inline std::vector<const stored_package*> packages_in(const store& s, std::span<
 
 /// pull mode=relevant over one project, archived or not, or over every
 /// project that is not archived when project_id is empty (search_scope);
-/// drafts are searched. Errors: not_found for an unknown project; those of
-/// rank_relevant. With `index`, ranks through it (relevance_index::rank; the
-/// same result).
+/// drafts are searched. Errors: not_found for an unknown project;
+/// invalid_argument for a query that is not UTF-8 (invalid_utf8_input); those
+/// of rank_relevant. With `index`, ranks through it (relevance_index::rank;
+/// the same result).
 inline result<std::vector<relevant_hit>> pull_relevant(const store& s, const std::string& project_id,
                                                       std::string_view query, std::size_t limit,
                                                       agdb::embedder& embedder, relevance_index* index = nullptr) {
+  AGENTCTX_TRY(detail::check_utf8_input("query", query));
   auto scope = search_scope(s, project_id);
   if (!scope) return unexpected(std::move(scope).error());
   const std::vector<const stored_package*> candidates = packages_in(s, *scope, true);

@@ -580,7 +580,8 @@ class store {
   /// awaiting review is flagged again: a status change that sets `type` and
   /// records `note` (it keeps its place among those awaiting review);
   /// flagged again with its own review_type and no note, it is returned as
-  /// it is and nothing is written. Errors: not_found; invalid_argument (400
+  /// it is and nothing is written. An empty note is no note, here and in
+  /// review(). Errors: not_found; invalid_argument (400
   /// invalid_schema) for review_type none; invalid_transition from complete.
   result<const stored_package*> flag_for_review(const std::string& package_id, review_type type,
                                                 std::optional<std::string> note = {},
@@ -1237,6 +1238,7 @@ class store {
                                               package_status to, std::optional<review_type> type,
                                               std::optional<std::string> note, bool flag = false) {
     AGENTCTX_TRY(check_writable());
+    if (note && note->empty()) note.reset();  // an empty note is no note
     auto found = find_package(package_id, project_id);
     if (!found) return unexpected(std::move(found).error());
     const stored_package& p = **found;

@@ -4,8 +4,9 @@
 //   ssh host relay export | relay import -
 // Every line is checked, every hash recomputed, before anything is written;
 // what the store already holds identically is skipped, so importing the
-// same file twice changes nothing. The input is read as the import comes to
-// each line: a line that is wrong stops it there, the rest unread. A file of
+// same file twice changes nothing. The input is read and parsed line by
+// line before the store is opened (relay::read_import_input): a line the
+// import is sure to refuse stops the reading there. A file of
 // bare wire objects (packages, facts, sessions, projects, one per line:
 // another implementation's backup) is imported as the export of those
 // objects.
@@ -29,11 +30,17 @@ struct import_options : writer_options {
 int run_import(const import_options& o) {
   auto in = agentctx_cli::input_stream::open(o.file, max_export_input);
   if (!in) return report_error(o, in.error());
+  // Read before the store is opened: the lock is not held while a pipe
+  // trickles, and an interrupted read leaves no store made.
+  const relay::import_reader read = [&](std::span<char> buffer) { return in->read(buffer); };
+  relay::import_input input = relay::read_import_input(read);
+  if (const agentctx::error* failed = input.failure(); failed != nullptr && input.lines() == 1) {
+    return report_error(o, failed->with_path(input_name(o.file)));  // nothing read: no store to open
+  }
   return with_writer(o, [&](relay::store& s) {
     relay::import_options options;
     options.allow_incomplete = o.partial;
-    const relay::import_reader read = [&](std::span<char> buffer) { return in->read(buffer); };
-    auto imported = relay::import_ndjson(s, read, options);
+    auto imported = relay::import_ndjson(s, std::move(input), options);
     if (!imported) {
       agentctx::error e = std::move(imported).error().with_path(input_name(o.file));
       if (e.message.ends_with("the file was cut short")) {

@@ -1390,7 +1390,9 @@ TEST_CASE("relay export --json needs -o; import reads any readable file and refu
   // no export is refused at its first line, having read no further (it was
   // read whole first, up to 4 GiB), and so is a folder; no store is made.
   relay_fixture third;
-  check_failure(third.run({"import", "/dev/urandom"}), exit_invalid_schema, "/dev/urandom: line 1: not JSON");
+  // (Random bytes: line 1 is not JSON but for a chance in hundreds that it
+  // is blank or a number; the line named may then be another.)
+  check_failure(third.run({"import", "/dev/urandom"}), exit_invalid_schema, "/dev/urandom: line ");
   check_failure(third.run({"import", f.dir.path()}), exit_usage, "read failed: Is a directory");
   CHECK_FALSE(std::filesystem::exists(third.store));
 }

@@ -761,8 +761,10 @@ TEST_CASE("relay_flag_for_review, relay_awaiting_review and relay_review: the L3
   CHECK(str(again["package"]["review_type"]) == "agent");
   CHECK(str(again["hash"]) == stored->hash);
   CHECK(stored->changes.size() == 2);
+  // A copy: the call appends a change, which may move the store's list.
+  const std::string first_flagged = stored->changes[0].hash;
   CHECK(str(s.call_ok("relay_flag_for_review", R"({"package_id":"pkg_d","review_type":"human"})")["hash"]) ==
-        stored->changes[0].hash);
+        first_flagged);
   // A complete package: 400 invalid_transition.
   check_protocol_error(s, "relay_flag_for_review", R"({"package_id":"pkg_done","review_type":"agent"})",
                        "invalid_transition", 400, "complete");

@@ -59,6 +59,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <span>
@@ -262,10 +263,10 @@ struct import_options {
 /// Its errors end the import, which then writes nothing.
 using import_reader = std::function<result<std::size_t>(std::span<char> buffer)>;
 
-/// The longest line import_ndjson() reads from an import_reader: four times
-/// the largest record the log takes (a line may spell its text with
-/// escapes). Longer is refused as soon as it is read that far.
-inline constexpr std::size_t max_import_line = std::size_t{4} * max_record_payload;
+/// The longest line read_import_input() reads: eight times the largest
+/// record the log takes (a line may spell each byte of its text as a six-
+/// byte escape, \u00e9). Longer is refused as soon as it is read that far.
+inline constexpr std::size_t max_import_line = std::size_t{8} * max_record_payload;
 
 /// What import_ndjson() did.
 struct import_report {
@@ -537,8 +538,9 @@ class text_lines {
 
 // The lines of input read piece by piece with an import_reader, blank ones
 // skipped (as line_cursor skips them, and counts them): only the line being
-// read is held. A read error, or a line longer than `max_line` bytes, ends
-// the lines, and failure() says why.
+// read is held, and at most 64 KiB read past it. A read error, or a line
+// longer than `max_line` bytes (white space too), ends the lines, and
+// failure() says why. `read` must outlive it.
 class stream_lines {
  public:
   explicit stream_lines(const import_reader& read, std::size_t max_line = max_import_line)
@@ -547,7 +549,7 @@ class stream_lines {
   bool next(std::string_view& line, bool& unbroken) {
     for (;;) {
       if (failure_) return false;
-      const char* const data = buffer_.data();
+      const char* const data = buffer_.get();
       const void* found = scanned_ < filled_ ? std::memchr(data + scanned_, '\n', filled_ - scanned_) : nullptr;
       std::size_t end = found != nullptr ? static_cast<std::size_t>(static_cast<const char*>(found) - data) : filled_;
       if (found == nullptr && !at_end_) {
@@ -569,20 +571,35 @@ class stream_lines {
   const std::optional<error>& failure() const noexcept { return failure_; }
 
  private:
-  // Moves the line being read to the front and reads more after it.
+  static constexpr std::size_t piece = std::size_t{1} << 16;
+
+  // Moves the line being read to the front and reads up to a piece after it.
   bool fill() {
     if (begin_ > 0) {
-      std::memmove(buffer_.data(), buffer_.data() + begin_, filled_ - begin_);
+      std::memmove(buffer_.get(), buffer_.get() + begin_, filled_ - begin_);
       filled_ -= begin_;
       scanned_ -= begin_;
       begin_ = 0;
     }
     if (filled_ > max_line_) return too_long();
-    constexpr std::size_t piece = std::size_t{1} << 16;
-    if (buffer_.size() - filled_ < piece) buffer_.resize(std::max(buffer_.size() * 2, filled_ + piece));
-    auto n = read_(std::span<char>(buffer_.data() + filled_, buffer_.size() - filled_));
+    if (capacity_ - filled_ < piece) {
+      // Doubling, but never past what the longest line and a piece need;
+      // not zero-filled (the pages are touched only as input arrives).
+      const std::size_t grown = std::min(std::max(capacity_ * 2, filled_ + piece), max_line_ + 1 + piece);
+      auto bigger = std::make_unique_for_overwrite<char[]>(grown);
+      if (filled_ > 0) std::memcpy(bigger.get(), buffer_.get(), filled_);
+      buffer_ = std::move(bigger);
+      capacity_ = grown;
+    }
+    const std::size_t asked = std::min(piece, capacity_ - filled_);
+    auto n = read_(std::span<char>(buffer_.get() + filled_, asked));
     if (!n) {
       failure_ = std::move(n).error();
+      return false;
+    }
+    if (*n > asked) {
+      failure_ = make_error(errc::invalid_argument, "the import's reader returned " + std::to_string(*n) +
+                                                        " bytes for a buffer of " + std::to_string(asked));
       return false;
     }
     if (*n == 0) at_end_ = true;
@@ -599,7 +616,8 @@ class stream_lines {
 
   const import_reader& read_;
   std::size_t max_line_;
-  std::vector<char> buffer_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t capacity_ = 0;
   std::size_t begin_ = 0;    // where the line being read starts
   std::size_t scanned_ = 0;  // searched for '\n' up to here
   std::size_t filled_ = 0;
@@ -668,6 +686,39 @@ class export_lines {
   bool failed_ = false;  // the failed line was given: there is no other
 };
 
+// Whether the import is sure to refuse `l`, whatever the store holds: a
+// line that is not JSON (but a last one cut short, which --partial leaves
+// out) or that cannot be read, and, by what the lines before it were, a line
+// that is no line of an export (`wire` false; `first`: the first line;
+// `ended`: an end line came before it), or no wire object (`wire` true).
+inline bool surely_refused(const export_line& l, bool wire, bool first, bool ended) {
+  if (l.failed) return true;
+  if (!l.object) return !l.cut;
+  if (wire) return is_export_line(*l.object) || wire_rank(*l.object) < 0;
+  if (ended) return true;
+  const std::string* kind = string_member(*l.object, "kind");
+  if (kind == nullptr || (*kind == "relay-export") != first) return true;
+  return *kind != "relay-export" && *kind != export_end_kind && *kind != "project" && *kind != "session" &&
+         *kind != "package" && *kind != "status" && *kind != "fact";
+}
+
+// Lines parsed ahead of the import (read_import_input()), given to it in order.
+class held_lines {
+ public:
+  explicit held_lines(std::vector<export_line> lines) noexcept : lines_(std::move(lines)) {}
+
+  const export_line* first() const noexcept { return lines_.empty() ? nullptr : &lines_.front(); }
+  bool next(export_line& out) {
+    if (at_ == lines_.size()) return false;
+    out = std::move(lines_[at_++]);
+    return true;
+  }
+
+ private:
+  std::vector<export_line> lines_;
+  std::size_t at_ = 0;
+};
+
 // Bare wire objects as the lines of the export import_ndjson() reads: its
 // header, the objects in the export's order (projects, sessions, packages
 // with the hashes they have, facts; the file's order within a kind), its
@@ -683,8 +734,8 @@ struct wire_export {
   std::size_t held_lines = 0;
 };
 
-template <class Lines>
-result<wire_export> export_of_wire_objects(const store& s, export_lines<Lines>& lines, bool allow_cut,
+template <class ExportLines>
+result<wire_export> export_of_wire_objects(const store& s, ExportLines& lines, bool allow_cut,
                                            json::canonicalizer& canonicalizer) {
   struct item {
     int rank;
@@ -1147,9 +1198,11 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
   return report;
 }
 
-// import_ndjson() of the lines of `source` (text_lines or stream_lines).
-template <class Lines>
-result<import_report> import_lines(store& s, Lines& source, import_options options);
+// import_ndjson() of export lines: first() (the first line, or null) and
+// next() (export_lines, held_lines).
+template <class ExportLines>
+result<import_report> import_lines(store& s, ExportLines& lines, import_options options,
+                                   json::canonicalizer& canonicalizer);
 
 }  // namespace detail
 
@@ -1180,29 +1233,80 @@ result<import_report> import_lines(store& s, Lines& source, import_options optio
 /// middle shows that it was cut short (options.allow_incomplete leaves that
 /// line out, as for an export).
 inline result<import_report> import_ndjson(store& s, std::string_view text, import_options options = {}) {
-  detail::text_lines lines(text);
-  return detail::import_lines(s, lines, options);
+  json::canonicalizer canonicalizer;
+  detail::text_lines source(text);
+  detail::export_lines<detail::text_lines> lines(source, canonicalizer);
+  return detail::import_lines(s, lines, options, canonicalizer);
 }
 
-/// import_ndjson() of input that `read` gives piece by piece (a pipe, a
-/// socket, a large file): the same checks, results and errors, but each
-/// line is read when the import comes to it and only its parsed object is
-/// kept, so input is refused at the line that is wrong, read no further,
-/// and its text is never held whole. As with text, nothing is written
-/// before every line is read and checked. Errors: those of import_ndjson(),
-/// and those `read` returns; invalid_argument for a line longer than
-/// max_import_line.
+/// An import's input read and parsed before the store is opened
+/// (read_import_input()), for import_ndjson().
+class import_input {
+ public:
+  /// The input's lines read (up to the first the import is sure to refuse).
+  std::size_t lines() const noexcept { return lines_.size(); }
+  /// Why reading stopped short (its reader's error, a line too long), or
+  /// null; the import fails with it at that line.
+  const error* failure() const noexcept {
+    return lines_.empty() || !lines_.back().failed ? nullptr : &*lines_.back().failed;
+  }
+
+ private:
+  friend import_input read_import_input(const import_reader& read, std::size_t max_line);
+  friend result<import_report> import_ndjson(store& s, import_input input, import_options options);
+  std::vector<detail::export_line> lines_;
+};
+
+/// Reads an import's input piece by piece with `read` (a pipe, a socket, a
+/// large file) and parses its lines, before any store is opened or locked:
+/// the text is never held whole, only the lines' parsed objects. Reading
+/// stops after the first line the import is sure to refuse whatever the
+/// store holds (not JSON; no line of an export, or after its end line; in a
+/// file of bare wire objects, no wire object), so endless input that is no
+/// export is refused at once; import_ndjson() then refuses that line, or a
+/// line before it, as it would the whole text. A read error, or a line
+/// longer than `max_line` bytes, stops it too, and the import fails with
+/// it. Never fails itself.
+inline import_input read_import_input(const import_reader& read, std::size_t max_line = max_import_line) {
+  import_input out;
+  json::canonicalizer canonicalizer;
+  detail::stream_lines source(read, max_line);
+  detail::export_lines<detail::stream_lines> lines(source, canonicalizer);
+  const detail::export_line* first = lines.first();
+  const bool wire = first != nullptr && detail::is_wire_object_line(first->object);
+  bool ended = false;
+  detail::export_line l;
+  while (lines.next(l)) {
+    const bool refused = detail::surely_refused(l, wire, out.lines_.empty(), ended);
+    if (!wire && l.object) {
+      const std::string* kind = detail::string_member(*l.object, "kind");
+      ended = ended || (kind != nullptr && *kind == export_end_kind);
+    }
+    out.lines_.push_back(std::move(l));
+    if (refused) break;
+  }
+  return out;
+}
+
+/// import_ndjson() of input read ahead by read_import_input(): the same
+/// checks, results and errors as of the whole text, and those of reading it.
+inline result<import_report> import_ndjson(store& s, import_input input, import_options options = {}) {
+  json::canonicalizer canonicalizer;
+  detail::held_lines lines(std::move(input.lines_));
+  return detail::import_lines(s, lines, options, canonicalizer);
+}
+
+/// import_ndjson() of input that `read` gives piece by piece:
+/// read_import_input(), then the import of what it read.
 inline result<import_report> import_ndjson(store& s, const import_reader& read, import_options options = {}) {
-  detail::stream_lines lines(read);
-  return detail::import_lines(s, lines, options);
+  return import_ndjson(s, read_import_input(read), options);
 }
 
 namespace detail {
 
-template <class Lines>
-result<import_report> import_lines(store& s, Lines& source, import_options options) {
-  json::canonicalizer canonicalizer;
-  export_lines<Lines> lines(source, canonicalizer);
+template <class ExportLines>
+result<import_report> import_lines(store& s, ExportLines& lines, import_options options,
+                                   json::canonicalizer& canonicalizer) {
   const export_line* first = lines.first();
   if (first == nullptr || !is_wire_object_line(first->object)) {
     return import_export_lines(s, [&](export_line& l) { return lines.next(l); }, options, canonicalizer);

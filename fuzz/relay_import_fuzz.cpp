@@ -16,9 +16,10 @@
 //     export is the same text (the round trip is a fixed point), no package
 //     is quarantined, importing the same input again writes nothing, and a
 //     reader opening the store sees the writer's export;
-//   - read piece by piece (import_ndjson with an import_reader, in pieces
-//     of sizes the first byte's other bits choose), into a store of the
-//     same state, it gives the same result: the same error, or the same
+//   - read piece by piece (read_import_input with an import_reader, in
+//     pieces of sizes the first byte's other bits choose, and read ahead
+//     whole or for a line or three, the import reading on), into a store of
+//     the same state, it gives the same result: the same error, or the same
 //     report and the same export.
 // A broken rule traps (__builtin_trap), so libFuzzer keeps the input.
 //
@@ -101,7 +102,10 @@ void check_read_in_pieces(std::string_view text, std::uint8_t pattern, bool seed
     at += n;
     return n;
   };
-  auto streamed = relay::import_ndjson(*store, reader, read);
+  // Read ahead whole, or only a line or three, the import reading on.
+  relay::read_ahead_limits limits;
+  if ((pattern & 2) != 0) limits.lines = 1 + (pattern >> 2) % 3;
+  auto streamed = relay::import_ndjson(*store, relay::read_import_input(reader, limits), read);
   require(streamed.has_value() == report.has_value());
   if (!streamed) {
     require(streamed.error().code == report.error().code && streamed.error().message == report.error().message);

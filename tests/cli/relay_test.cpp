@@ -1386,9 +1386,9 @@ TEST_CASE("relay export --json needs -o; import reads any readable file and refu
   check_clean_success(imported);
   CHECK(imported.out.starts_with("imported 1 project, 0 sessions, 1 package, "));
   check_failure(f.run({"import", f.dir.path() + "/missing.ndjson"}), exit_usage, "missing.ndjson: open failed");
-  // Input is read as the import comes to each line: endless input that is
-  // no export is refused at its first line, having read no further (it was
-  // read whole first, up to 4 GiB), and so is a folder; no store is made.
+  // Input is read and parsed line by line: endless input that is no export
+  // is refused at its first line, having read no further (it was read whole
+  // first, up to 4 GiB), and so is a folder; no store is made.
   relay_fixture third;
   // (Random bytes: line 1 is not JSON but for a chance in hundreds that it
   // is blank or a number; the line named may then be another.)

@@ -983,17 +983,31 @@ TEST_CASE("import read piece by piece gives what the import of the text gives, r
   partial.allow_incomplete = true;
   for (const std::string& input : inputs) {
     for (const relay::import_options& options : {relay::import_options{}, partial}) {
-      for (std::size_t piece : {std::size_t{1}, std::size_t{3}, std::size_t{1} << 16}) {
+      // Read ahead whole, or the import reading on past a line or two, or
+      // past the first piece.
+      const std::vector<std::pair<std::size_t, relay::read_ahead_limits>> readings = {
+          {std::size_t{1}, {}},
+          {std::size_t{3}, {}},
+          {std::size_t{1} << 16, {}},
+          {std::size_t{3}, {.bytes = std::size_t{1} << 30, .lines = 1}},
+          {std::size_t{7}, {.bytes = std::size_t{1} << 30, .lines = 2}},
+          {std::size_t{1} << 16, {.bytes = 0}},
+      };
+      for (const auto& reading : readings) {
+        const std::size_t piece = reading.first;
+        const relay::read_ahead_limits& limits = reading.second;
         CAPTURE(input);
         CAPTURE(options.allow_incomplete);
         CAPTURE(piece);
+        CAPTURE(limits.lines);
         agentctx::io::memory_file_system whole_fs;
         auto whole = require_value(relay::store::open(whole_fs, "/w", test_options()));
         agentctx::io::memory_file_system pieces_fs;
         auto pieces = require_value(relay::store::open(pieces_fs, "/p", test_options()));
         const auto expected = relay::import_ndjson(whole, input, options);
         piece_reader in{input, piece};
-        const auto got = relay::import_ndjson(pieces, in.reader(), options);
+        const relay::import_reader reader = in.reader();
+        const auto got = relay::import_ndjson(pieces, relay::read_import_input(reader, limits), options);
         REQUIRE(got.has_value() == expected.has_value());
         if (!expected) {
           CHECK(got.error().code == expected.error().code);
@@ -1038,7 +1052,11 @@ TEST_CASE("import read piece by piece stops at the line it refuses; a reader's e
       {whole_export, "a line after the export's end line"},
       {wire_lines_of(source), "not a Relay wire object"},
   };
-  for (const auto& [first, expected] : endless_cases) {
+  for (const auto& endless_case : endless_cases) {
+    // (No structured binding: clang 14 does not let a lambda, CAPTURE's
+    // too, refer to one.)
+    const std::string& first = endless_case.first;
+    const std::string& expected = endless_case.second;
     CAPTURE(first);
     agentctx::io::memory_file_system fs;
     auto target = require_value(relay::store::open(fs, "/t", test_options()));
@@ -1056,6 +1074,31 @@ TEST_CASE("import read piece by piece stops at the line it refuses; a reader's e
     CAPTURE(e.message);
     CHECK(e.message.find(expected) != std::string::npos);
     CHECK(given <= first.size() + (std::size_t{1} << 17));
+    CHECK(target.record_count() == 0);
+  }
+  // Lines that look right but are not, endlessly: past the read-ahead
+  // limits the import reads on itself, and refuses the first such line.
+  {
+    agentctx::io::memory_file_system fs;
+    auto target = require_value(relay::store::open(fs, "/t", test_options()));
+    const std::string status_line = R"({"kind":"status"})" "\n";
+    std::size_t given = 0;
+    const relay::import_reader endless = [&](std::span<char> buffer) -> agentctx::result<std::size_t> {
+      std::size_t n = 0;
+      for (; n < buffer.size(); ++n) {
+        const std::size_t at = given + n;
+        buffer[n] = at < header.size() ? header[at] : status_line[(at - header.size()) % status_line.size()];
+      }
+      given += n;
+      return n;
+    };
+    relay::import_input input = relay::read_import_input(endless);
+    CHECK(input.lines() == 100'000);
+    CHECK_FALSE(input.read_whole());
+    const agentctx::error e = require_error(relay::import_ndjson(target, std::move(input)));
+    CAPTURE(e.message);
+    CHECK(e.message.starts_with("line 2: "));
+    CHECK(given <= 100'000 * status_line.size() + (std::size_t{1} << 17));
     CHECK(target.record_count() == 0);
   }
   // A reader's error is the import's, and nothing is written.

@@ -569,6 +569,8 @@ class stream_lines {
   }
   std::size_t number() const noexcept { return number_; }
   const std::optional<error>& failure() const noexcept { return failure_; }
+  /// Bytes read from the reader so far.
+  std::size_t bytes_read() const noexcept { return bytes_read_; }
 
  private:
   static constexpr std::size_t piece = std::size_t{1} << 16;
@@ -604,6 +606,7 @@ class stream_lines {
     }
     if (*n == 0) at_end_ = true;
     filled_ += *n;
+    bytes_read_ += *n;
     return true;
   }
 
@@ -622,6 +625,7 @@ class stream_lines {
   std::size_t scanned_ = 0;  // searched for '\n' up to here
   std::size_t filled_ = 0;
   std::size_t number_ = 0;
+  std::size_t bytes_read_ = 0;
   bool at_end_ = false;
   std::optional<error> failure_;
 };
@@ -702,20 +706,35 @@ inline bool surely_refused(const export_line& l, bool wire, bool first, bool end
          *kind != "package" && *kind != "status" && *kind != "fact";
 }
 
-// Lines parsed ahead of the import (read_import_input()), given to it in order.
+// The input read_import_input() stopped reading at its read-ahead limits:
+// read on, line by line, by the import itself.
+struct unread_input {
+  unread_input(const import_reader& read, std::size_t max_line) : source(read, max_line), lines(source, canonicalizer) {}
+  stream_lines source;
+  json::canonicalizer canonicalizer;
+  export_lines<stream_lines> lines;
+};
+
+// Lines parsed ahead of the import (read_import_input()), given to it in
+// order, then those of the input left unread, if any.
 class held_lines {
  public:
-  explicit held_lines(std::vector<export_line> lines) noexcept : lines_(std::move(lines)) {}
+  held_lines(std::vector<export_line> lines, std::unique_ptr<unread_input> rest) noexcept
+      : lines_(std::move(lines)), rest_(std::move(rest)) {}
 
-  const export_line* first() const noexcept { return lines_.empty() ? nullptr : &lines_.front(); }
+  const export_line* first() {
+    if (!lines_.empty()) return &lines_.front();
+    return rest_ != nullptr ? rest_->lines.first() : nullptr;  // none read ahead (a first line past the limits)
+  }
   bool next(export_line& out) {
-    if (at_ == lines_.size()) return false;
+    if (at_ == lines_.size()) return rest_ != nullptr && rest_->lines.next(out);
     out = std::move(lines_[at_++]);
     return true;
   }
 
  private:
   std::vector<export_line> lines_;
+  std::unique_ptr<unread_input> rest_;
   std::size_t at_ = 0;
 };
 
@@ -1239,12 +1258,25 @@ inline result<import_report> import_ndjson(store& s, std::string_view text, impo
   return detail::import_lines(s, lines, options, canonicalizer);
 }
 
+/// How much read_import_input() reads ahead of the store: input of up to
+/// `bytes` and `lines` (the parsed lines of a small input, or of one refused
+/// early, are held at once; the rest of a larger one is read by the import
+/// itself, the store open), and lines of up to `max_line` bytes.
+struct read_ahead_limits {
+  std::size_t bytes = std::size_t{64} << 20;
+  std::size_t lines = 100'000;
+  std::size_t max_line = max_import_line;
+};
+
 /// An import's input read and parsed before the store is opened
 /// (read_import_input()), for import_ndjson().
 class import_input {
  public:
-  /// The input's lines read (up to the first the import is sure to refuse).
+  /// The input's lines read ahead.
   std::size_t lines() const noexcept { return lines_.size(); }
+  /// Whether the input was read to its end or to a line the import is sure
+  /// to refuse (else the import reads on).
+  bool read_whole() const noexcept { return rest_ == nullptr; }
   /// Why reading stopped short (its reader's error, a line too long), or
   /// null; the import fails with it at that line.
   const error* failure() const noexcept {
@@ -1252,31 +1284,40 @@ class import_input {
   }
 
  private:
-  friend import_input read_import_input(const import_reader& read, std::size_t max_line);
+  friend import_input read_import_input(const import_reader& read, read_ahead_limits limits);
   friend result<import_report> import_ndjson(store& s, import_input input, import_options options);
   std::vector<detail::export_line> lines_;
+  std::unique_ptr<detail::unread_input> rest_;  // the input past the read-ahead limits
 };
 
 /// Reads an import's input piece by piece with `read` (a pipe, a socket, a
-/// large file) and parses its lines, before any store is opened or locked:
-/// the text is never held whole, only the lines' parsed objects. Reading
-/// stops after the first line the import is sure to refuse whatever the
-/// store holds (not JSON; no line of an export, or after its end line; in a
-/// file of bare wire objects, no wire object), so endless input that is no
-/// export is refused at once; import_ndjson() then refuses that line, or a
-/// line before it, as it would the whole text. A read error, or a line
-/// longer than `max_line` bytes, stops it too, and the import fails with
-/// it. Never fails itself.
-inline import_input read_import_input(const import_reader& read, std::size_t max_line = max_import_line) {
+/// file) and parses its lines, before any store is opened or locked: the
+/// text is never held whole, only the lines' parsed objects. Reading stops
+/// after the first line the import is sure to refuse whatever the store
+/// holds (not JSON; no line of an export, or after its end line; in a file
+/// of bare wire objects, no wire object), so endless input that is no export
+/// is refused at once; import_ndjson() then refuses that line, or a line
+/// before it, as it would the whole text. A read error, or a line longer
+/// than `limits.max_line` bytes, stops it too, and the import fails with it.
+/// Past `limits.bytes` or `limits.lines` it stops, and import_ndjson() reads
+/// the rest as its plan comes to each line (the store open: so input whose
+/// lines look right but are not is refused at the first such line with the
+/// memory of the lines before it). `read` must outlive the import_input.
+/// Never fails itself.
+inline import_input read_import_input(const import_reader& read, read_ahead_limits limits = {}) {
   import_input out;
-  json::canonicalizer canonicalizer;
-  detail::stream_lines source(read, max_line);
-  detail::export_lines<detail::stream_lines> lines(source, canonicalizer);
+  auto rest = std::make_unique<detail::unread_input>(read, limits.max_line);
+  detail::export_lines<detail::stream_lines>& lines = rest->lines;
   const detail::export_line* first = lines.first();
   const bool wire = first != nullptr && detail::is_wire_object_line(first->object);
   bool ended = false;
   detail::export_line l;
-  while (lines.next(l)) {
+  for (;;) {
+    if (out.lines_.size() >= limits.lines || rest->source.bytes_read() > limits.bytes) {
+      out.rest_ = std::move(rest);  // the import reads on
+      break;
+    }
+    if (!lines.next(l)) break;
     const bool refused = detail::surely_refused(l, wire, out.lines_.empty(), ended);
     if (!wire && l.object) {
       const std::string* kind = detail::string_member(*l.object, "kind");
@@ -1292,7 +1333,7 @@ inline import_input read_import_input(const import_reader& read, std::size_t max
 /// checks, results and errors as of the whole text, and those of reading it.
 inline result<import_report> import_ndjson(store& s, import_input input, import_options options = {}) {
   json::canonicalizer canonicalizer;
-  detail::held_lines lines(std::move(input.lines_));
+  detail::held_lines lines(std::move(input.lines_), std::move(input.rest_));
   return detail::import_lines(s, lines, options, canonicalizer);
 }
 

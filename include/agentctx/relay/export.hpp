@@ -429,14 +429,19 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
 
 namespace detail {
 
+// A kind of line this format writes.
+inline bool is_export_kind(std::string_view kind) {
+  return kind == "relay-export" || kind == export_end_kind || kind == "status" || kind == "project" ||
+         kind == "session" || kind == "package" || kind == "fact";
+}
+
 // A line of an export (not a bare wire object): a kind this format writes,
 // with the member that kind carries.
 inline bool is_export_line(const json::value& object) {
   const std::string* kind = string_member(object, "kind");
-  if (kind == nullptr) return false;
+  if (kind == nullptr || !is_export_kind(*kind)) return false;
   if (*kind == "relay-export" || *kind == export_end_kind || *kind == "status") return true;
-  return (*kind == "project" || *kind == "session" || *kind == "package" || *kind == "fact") &&
-         object.find(*kind) != nullptr;
+  return object.find(*kind) != nullptr;
 }
 
 // The kind of a bare wire object (sections 5.2, 5.5, 6, 7), by the member
@@ -528,12 +533,15 @@ class text_lines {
     return true;
   }
   std::size_t number() const noexcept { return lines_.number(); }
-  const std::optional<error>& failure() const noexcept { return failure_; }
+  /// Never set: text in memory cannot fail to be read.
+  static const std::optional<error>& failure() noexcept {
+    static const std::optional<error> none;
+    return none;
+  }
 
  private:
   std::string_view text_;
   line_cursor lines_;
-  std::optional<error> failure_;  // never set: text in memory cannot fail
 };
 
 // The lines of input read piece by piece with an import_reader, blank ones
@@ -701,9 +709,7 @@ inline bool surely_refused(const export_line& l, bool wire, bool first, bool end
   if (wire) return is_export_line(*l.object) || wire_rank(*l.object) < 0;
   if (ended) return true;
   const std::string* kind = string_member(*l.object, "kind");
-  if (kind == nullptr || (*kind == "relay-export") != first) return true;
-  return *kind != "relay-export" && *kind != export_end_kind && *kind != "project" && *kind != "session" &&
-         *kind != "package" && *kind != "status" && *kind != "fact";
+  return kind == nullptr || (*kind == "relay-export") != first || !is_export_kind(*kind);
 }
 
 // The input read_import_input() stopped reading at its read-ahead limits:

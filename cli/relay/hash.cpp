@@ -5,6 +5,7 @@
 // package_id, which the hash covers (deposit generates one when absent).
 #include <iostream>
 #include <string>
+#include <utility>
 
 #include "agentctx/json/canonical.hpp"
 #include "agentctx/relay/hash.hpp"
@@ -34,7 +35,7 @@ int run_hash(const hash_options& o) {
                                                 "one (relay deposit prints the package's id and hash)",
                                                 input_name(o.file)));
   }
-  auto package = relay::read_package(*wire);
+  auto package = relay::read_package(std::move(*wire));
   if (!package) return report_error(o, package.error().with_path(input_name(o.file)));
   auto hash = relay::content_hash(package->wire, canonicalizer);
   if (!hash) return report_error(o, invalid_json(o.file, hash.error()));

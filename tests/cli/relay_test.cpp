@@ -1259,6 +1259,11 @@ TEST_CASE("relay: --store that is empty or not a folder, an empty project id, an
                 "bad-utf8.json: at byte 6: ");
   check_failure(f.run({"canonical", f.file("surrogate.json", "{\"a\":\"\\ud800\"}")}), exit_invalid_schema,
                 "surrogate.json: at byte 6: ");
+  // Text that is not UTF-8 is named so whatever else is wrong, a byte-order mark too.
+  const std::string bom_and_bad = f.file("bom.json", "\xEF\xBB\xBF{\"a\":\"\xff\"}");
+  for (const char* command : {"canonical", "hash"}) {
+    check_failure(f.run({command, bom_and_bad}), exit_invalid_schema, "bom.json: at byte 9: the text is not valid UTF-8");
+  }
 }
 
 TEST_CASE("relay orient says when the bundle cannot be brought within its budget; both limits apply") {

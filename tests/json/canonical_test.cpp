@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace json_canonical_test {
 
@@ -168,6 +169,22 @@ TEST_CASE("inputs RFC 8785 refuses are errors with a one-line reason") {
       CHECK(out.error().message.find('\n') == std::string::npos);
     }
     CHECK_FALSE(c.parse(b.text).has_value());
+  }
+  // A text that is not UTF-8 is reported as such, at its first bad byte,
+  // whatever else is wrong with it: a byte-order mark too.
+  for (const std::string_view text : {std::string_view("\xEF\xBB\xBF\xFF"), std::string_view("\xEF\xBB\xBF[\"\xC0\"]")}) {
+    CAPTURE(text);
+    const std::uint64_t first_bad = text.find_first_of("\xFF\xC0");
+    for (canonical_form form : {canonical_form::relay, canonical_form::jcs}) {
+      auto out = c.canonicalize(text, form);
+      REQUIRE_FALSE(out.has_value());
+      CHECK(out.error().code == errc::invalid_utf8);
+      CHECK(out.error().offset == first_bad);
+    }
+    auto tree = c.parse(text);
+    REQUIRE_FALSE(tree.has_value());
+    CHECK(tree.error().code == errc::invalid_utf8);
+    CHECK(tree.error().offset == first_bad);
   }
   // Integers of 400 digits are doubles beyond range, as 1e400 is.
   std::string long_integer = "[1";

@@ -607,6 +607,14 @@ TEST_CASE("import refuses, naming the line and writing nothing: lines twice, a s
   json::value big_line = json::value::object_type{
       {"kind", "package"}, {"hash", require_value(relay::content_hash(big))}, {"package", big}};
 
+  const auto status_set = [&](const char* name, const char* value) {
+    std::vector<json::value> changed = lines;
+    changed[4].set(name, value);
+    return changed;
+  };
+  std::vector<json::value> project_late = lines;  // header, session, package, project, ...
+  std::rotate(project_late.begin() + 1, project_late.begin() + 2, project_late.begin() + 4);
+
   struct refusal {
     const char* name;
     std::string input;
@@ -616,6 +624,12 @@ TEST_CASE("import refuses, naming the line and writing nothing: lines twice, a s
   const refusal refusals[] = {
       {"a project line twice", text_of(inserted(2, renamed_project)), errc::invalid_argument,
        "line 3: project \"proj_demo\" appears twice"},
+      {"a status change at a time not in UTC", text_of(status_set("at", "2026-04-18T21:00:04+01:00")),
+       errc::invalid_argument, "line 5: at must be in UTC, ending in Z, +00:00 or -00:00"},
+      {"a status change to awaiting_review without a reviewer", text_of(status_set("review_type", "none")),
+       errc::invalid_argument, "line 5: status change to awaiting_review with review_type none"},
+      {"a project's line after its session's and package's", text_of(project_late), errc::invalid_argument,
+       "line 2: session of project \"proj_demo\" before the project's line"},
       {"a session line twice", text_of(inserted(3, lines[2])), errc::invalid_argument,
        "line 4: session \"" + session_id + "\" appears twice"},
       {"two current facts of a key in the file", text_of(inserted(6, second_current)), errc::invalid_argument,

@@ -301,16 +301,37 @@ TEST_CASE("invalidating a fact that starts in the future ends it where it starts
     CHECK(ended->wire.find("valid_to")->as_string() == "2099-01-01T00:00:00Z");
     // It never held, so it does not stand in the way of a fact from today.
     CHECK(require_value(store.assert_fact(assertion("live", "2026-05-01T00:00:00Z"))).changed);
+    CHECK(require_value(store.assert_fact(assertion("later", "2026-06-01T00:00:00Z"))).changed);
   }
+  // History is in valid_from order, the current fact last, however the facts
+  // came: "live", once superseded, goes before the fact that never held.
+  const auto values = [](const relay::store& s) {
+    std::vector<std::string> out;
+    for (const relay::fact* f : s.history("proj_demo", "dashboard", "status")) out.push_back(f->value);
+    return out;
+  };
+  const std::vector<std::string> in_order{"live", "planned", "later"};
   auto reader = open_store(fs, true);
   CHECK(reader.find_fact(fact_id)->valid_to == std::optional<std::string>("2099-01-01T00:00:00Z"));
+  CHECK(values(reader) == in_order);
   std::string exported;
   require_ok(relay::export_ndjson(reader, "proj_demo", exported));
   agentctx::io::memory_file_system other_fs;
   auto other = open_store(other_fs);
   require_value(relay::import_ndjson(other, exported));
-  CHECK(other.history("proj_demo", "dashboard", "status").size() == 2);
-  CHECK(other.current_fact("proj_demo", "dashboard", "status")->value == "live");
+  CHECK(values(other) == in_order);
+  CHECK(other.current_fact("proj_demo", "dashboard", "status")->value == "later");
+  // Invalidation moves the current fact into place too. (The store's ids
+  // come from a fixed stream: read past the ones the first writer took.)
+  {
+    auto o = test_options();
+    for (int i = 0; i < 64; ++i) o.random();
+    auto store = require_value(relay::store::open(fs, "/r", o));
+    require_value(store.invalidate_fact("proj_demo", "dashboard", "status"));
+    CHECK(require_value(store.assert_fact(assertion("again"))).changed);
+    CHECK(values(store) == std::vector<std::string>{"live", "later", "planned", "again"});
+  }
+  CHECK(values(open_store(fs, true)) == std::vector<std::string>{"live", "later", "planned", "again"});
 }
 
 TEST_CASE("invalidating a fact that is to supersede another later ends the other now: no fact of the key holds on") {

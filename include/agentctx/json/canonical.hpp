@@ -411,9 +411,13 @@ class canonicalizer {
 
  private:
   // JSON text starts with no byte-order mark (RFC 8259 section 8.1): one is
-  // refused by name rather than as "expected a value".
+  // refused by name rather than as "expected a value", unless the text is
+  // not UTF-8, which is reported first whatever else is wrong with it.
   static std::optional<error> byte_order_mark(std::string_view json_text) {
     if (!json_text.starts_with("\xEF\xBB\xBF")) return std::nullopt;
+    if (const std::size_t bad = find_invalid_utf8(json_text); bad != json_text.size()) {
+      return make_error(errc::invalid_utf8, "the text is not valid UTF-8", "", bad);
+    }
     return make_error(errc::invalid_value, "not JSON: the text starts with a byte-order mark (U+FEFF)", "", 0);
   }
 

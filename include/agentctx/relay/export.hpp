@@ -902,6 +902,14 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
     const std::size_t line_number = in.number;
     const std::string where = line_number == 0 ? std::string() : "line " + std::to_string(line_number) + ": ";
     const auto bad = [&](const std::string& why) { return fail(errc::invalid_argument, where + why); };
+    // A session, package or fact of a project the store does not hold and
+    // no line before has given.
+    const auto unknown_project = [&](const char* what, const std::string& project_id) {
+      const bool listed = std::find(header_projects.begin(), header_projects.end(), project_id) != header_projects.end();
+      return bad(std::string(what) + " of project " + quote_for_message(project_id) +
+                 (listed ? " before the project's line (a project's line comes before its sessions, packages and facts)"
+                         : ", which neither the input nor the store holds"));
+    };
     if (in.failed) return unexpected(std::move(*in.failed));
     if (end_line) {
       return bad("a line after the export's end line (line " + std::to_string(*end_line) +
@@ -996,7 +1004,7 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
         return bad("session " + quote_for_message(ses->session_id) + " appears twice");
       }
       if (s.find_project(ses->project_id) == nullptr && new_projects.count(ses->project_id) == 0) {
-        return bad("session of project " + quote_for_message(ses->project_id) + ", which neither the input nor the store holds");
+        return unknown_project("session", ses->project_id);
       }
       json::value record_wire = *wire;
       if (const session* held = s.find_session(ses->session_id)) {
@@ -1057,7 +1065,7 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
                    *hash);
       }
       if (s.find_project(p->project_id) == nullptr && new_projects.count(p->project_id) == 0) {
-        return bad("package of project " + quote_for_message(p->project_id) + ", which neither the input nor the store holds");
+        return unknown_project("package", p->project_id);
       }
       const auto key = std::make_pair(p->project_id, p->package_id);
       if (planned_wire.count(key) != 0) return bad("package " + quote_for_message(p->package_id) + " appears twice");
@@ -1101,10 +1109,16 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
       json::value& wire = *planned->second.wire;
       auto from = read_package(wire);
       const auto to = parse_package_status(*status);
-      if (!from || !to || !parse_review_type(*review) || !is_recordable_status_change(from->status, *to)) {
+      const auto to_review = parse_review_type(*review);
+      if (!from || !to || !to_review || !is_recordable_status_change(from->status, *to)) {
         return bad("status change the protocol does not allow");
       }
-      if (!parse_rfc3339_utc_instant(*at)) return bad("\"at\" is not an RFC 3339 timestamp");
+      if (*to == package_status::awaiting_review && *to_review == review_type::none) {
+        // Section 8.5, as flag and review check it.
+        return bad("status change to awaiting_review with review_type none (a package awaiting review has a "
+                   "reviewer, human or agent)");
+      }
+      if (auto time = member_reader::parse_utc_time("at", *at); !time) return bad(time.error().message);
       wire.set("status", *status);
       wire.set("review_type", *review);
       auto computed = content_hash(wire, canonicalizer);
@@ -1146,7 +1160,7 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
       auto f = read_fact(*wire);
       if (!f) return bad(f.error().message);
       if (s.find_project(f->project_id) == nullptr && new_projects.count(f->project_id) == 0) {
-        return bad("fact of project " + quote_for_message(f->project_id) + ", which neither the input nor the store holds");
+        return unknown_project("fact", f->project_id);
       }
       if (const fact* held = s.find_fact(f->fact_id)) {
         // Held identically, or held ended where the export has it current

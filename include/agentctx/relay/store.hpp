@@ -2088,7 +2088,10 @@ class store {
     }
     if (dry) return {};
     auto& history = projects_.at(f->project_id).facts[{f->subject, f->predicate}];
-    if (supersedes != nullptr) end_fact(facts_[history.back()], f->valid_from, f->valid_from_at);
+    if (supersedes != nullptr) {
+      end_fact(facts_[history.back()], f->valid_from, f->valid_from_at);
+      place_ended_fact(history);
+    }
     const std::size_t index = facts_.size();
     fact_by_id_[f->fact_id] = index;
     // History is in valid_from order with the current fact last; an ended
@@ -2108,6 +2111,18 @@ class store {
     f.valid_to = at;
     f.valid_to_at = at_instant;
     f.wire.set("valid_to", at);
+  }
+
+  // Keeps a key's history in valid_from order once its current fact, the
+  // last, has ended: it moves before the first fact that starts later. Such
+  // a fact was recorded before it (a fact invalidated before it started,
+  // which never held), so the history reads as an import of the same facts
+  // builds it.
+  void place_ended_fact(std::vector<std::size_t>& history) const {
+    const utc_instant& from = facts_[history.back()].valid_from_at;
+    const auto at = std::find_if(history.begin(), history.end() - 1,
+                                 [&](std::size_t i) { return facts_[i].valid_from_at > from; });
+    std::rotate(at, history.end() - 1, history.end());
   }
 
   result<void> apply_invalidate(const json::value& record, bool dry) {
@@ -2139,11 +2154,13 @@ class store {
     // From valid_to on, no fact of a named fact's key holds (invalidation_end).
     for (std::size_t index : targets) {
       const fact& named = facts_[index];  // ending it changes only its valid_to
-      for (std::size_t other : *fact_history(named.project_id, named.subject, named.predicate)) {
+      auto& history = projects_.at(named.project_id).facts[{named.subject, named.predicate}];
+      for (std::size_t other : history) {
         if (auto end = invalidation_end(named, facts_[other], *valid_to, *at)) {
           end_fact(facts_[other], end->first, end->second);
         }
       }
+      place_ended_fact(history);  // the named fact, current until now, is the last
     }
     return {};
   }

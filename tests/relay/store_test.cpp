@@ -101,6 +101,25 @@ relay::fact_assertion assertion(std::string value, std::optional<std::string> va
   return status_of("dashboard", std::move(value), std::move(valid_from));
 }
 
+/// The values of the history of the key assertion() asserts, in its order.
+std::vector<std::string> history_values(const relay::store& s) {
+  std::vector<std::string> out;
+  for (const relay::fact* f : s.history("proj_demo", "dashboard", "status")) out.push_back(f->value);
+  return out;
+}
+
+/// history_values() of a new store that imported the export of `s`.
+std::vector<std::string> history_values_of_copy(const relay::store& s) {
+  std::string exported;
+  require_ok(relay::export_ndjson(s, "proj_demo", exported));
+  agentctx::io::memory_file_system copy_fs;
+  auto copy = open_store(copy_fs);
+  require_value(relay::import_ndjson(copy, exported));
+  CHECK((copy.current_fact("proj_demo", "dashboard", "status") == nullptr) ==
+        (s.current_fact("proj_demo", "dashboard", "status") == nullptr));
+  return history_values(copy);
+}
+
 /// Both a writer and a reader refuse the store's log as damaged at `offset`,
 /// naming `what`.
 void check_refused_as_damage(agentctx::io::memory_file_system& fs, std::uint64_t offset, std::string_view what) {
@@ -305,22 +324,11 @@ TEST_CASE("invalidating a fact that starts in the future ends it where it starts
   }
   // History is in valid_from order, the current fact last, however the facts
   // came: "live", once superseded, goes before the fact that never held.
-  const auto values = [](const relay::store& s) {
-    std::vector<std::string> out;
-    for (const relay::fact* f : s.history("proj_demo", "dashboard", "status")) out.push_back(f->value);
-    return out;
-  };
   const std::vector<std::string> in_order{"live", "planned", "later"};
   auto reader = open_store(fs, true);
   CHECK(reader.find_fact(fact_id)->valid_to == std::optional<std::string>("2099-01-01T00:00:00Z"));
-  CHECK(values(reader) == in_order);
-  std::string exported;
-  require_ok(relay::export_ndjson(reader, "proj_demo", exported));
-  agentctx::io::memory_file_system other_fs;
-  auto other = open_store(other_fs);
-  require_value(relay::import_ndjson(other, exported));
-  CHECK(values(other) == in_order);
-  CHECK(other.current_fact("proj_demo", "dashboard", "status")->value == "later");
+  CHECK(history_values(reader) == in_order);
+  CHECK(history_values_of_copy(reader) == in_order);
   // Invalidation moves the current fact into place too. (The store's ids
   // come from a fixed stream: read past the ones the first writer took.)
   {
@@ -329,9 +337,43 @@ TEST_CASE("invalidating a fact that starts in the future ends it where it starts
     auto store = require_value(relay::store::open(fs, "/r", o));
     require_value(store.invalidate_fact("proj_demo", "dashboard", "status"));
     CHECK(require_value(store.assert_fact(assertion("again"))).changed);
-    CHECK(values(store) == std::vector<std::string>{"live", "later", "planned", "again"});
+    CHECK(history_values(store) == std::vector<std::string>{"live", "later", "planned", "again"});
   }
-  CHECK(values(open_store(fs, true)) == std::vector<std::string>{"live", "later", "planned", "again"});
+  CHECK(history_values(open_store(fs, true)) == std::vector<std::string>{"live", "later", "planned", "again"});
+}
+
+TEST_CASE("facts of a key that start at the same time are listed in the log's order, in a store and in its copy") {
+  const std::string when = "2099-01-01T00:00:00Z";
+  // A fact that never held, from another store, starting when this store's
+  // current fact does.
+  agentctx::io::memory_file_system other_fs;
+  std::string never_held;
+  {
+    auto o = test_options();
+    for (int i = 0; i < 64; ++i) o.random();  // ids other than the first store's
+    auto other = require_value(relay::store::open(other_fs, "/r", o));
+    require_value(other.assert_fact(assertion("never", when)));
+    require_value(other.invalidate_fact("proj_demo", "dashboard", "status"));
+    require_ok(relay::export_ndjson(other, "proj_demo", never_held));
+  }
+  for (const bool supersede : {false, true}) {
+    CAPTURE(supersede);
+    agentctx::io::memory_file_system fs;
+    auto store = open_store(fs);
+    require_value(store.assert_fact(assertion("current", when)));
+    require_value(relay::import_ndjson(store, never_held));  // recorded after "current"
+    CHECK(history_values(store) == std::vector<std::string>{"never", "current"});
+    if (supersede) {
+      require_value(store.assert_fact(assertion("next", when)));
+    } else {
+      require_value(store.invalidate_fact("proj_demo", "dashboard", "status"));
+    }
+    const std::vector<std::string> expected =
+        supersede ? std::vector<std::string>{"current", "never", "next"} : std::vector<std::string>{"current", "never"};
+    CHECK(history_values(store) == expected);
+    CHECK(history_values(open_store(fs, true)) == expected);
+    CHECK(history_values_of_copy(store) == expected);
+  }
 }
 
 TEST_CASE("invalidating a fact that is to supersede another later ends the other now: no fact of the key holds on") {

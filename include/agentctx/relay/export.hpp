@@ -907,7 +907,8 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
     const auto unknown_project = [&](const char* what, const std::string& project_id) {
       const bool listed = std::find(header_projects.begin(), header_projects.end(), project_id) != header_projects.end();
       return bad(std::string(what) + " of project " + quote_for_message(project_id) +
-                 (listed ? " before the project's line (a project's line comes before its sessions, packages and facts)"
+                 (listed ? ", whose line has not come before it (the header lists the project: its line comes "
+                           "before its sessions, packages and facts)"
                          : ", which neither the input nor the store holds"));
     };
     if (in.failed) return unexpected(std::move(*in.failed));
@@ -1109,16 +1110,13 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
       json::value& wire = *planned->second.wire;
       auto from = read_package(wire);
       const auto to = parse_package_status(*status);
-      const auto to_review = parse_review_type(*review);
-      if (!from || !to || !to_review || !is_recordable_status_change(from->status, *to)) {
+      if (!from || !to || !parse_review_type(*review) || !is_recordable_status_change(from->status, *to)) {
         return bad("status change the protocol does not allow");
       }
-      if (*to == package_status::awaiting_review && *to_review == review_type::none) {
-        // Section 8.5, as flag and review check it.
-        return bad("status change to awaiting_review with review_type none (a package awaiting review has a "
-                   "reviewer, human or agent)");
-      }
-      if (auto time = member_reader::parse_utc_time("at", *at); !time) return bad(time.error().message);
+      // Any offset, and awaiting_review with review_type none, as replay
+      // reads them: stores before 2026-11-29 (imports) and 2026-11-26
+      // (review) wrote such changes, and their exports must import.
+      if (!parse_rfc3339_utc_instant(*at)) return bad("\"at\" is not an RFC 3339 timestamp");
       wire.set("status", *status);
       wire.set("review_type", *review);
       auto computed = content_hash(wire, canonicalizer);

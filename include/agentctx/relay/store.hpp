@@ -2113,15 +2113,17 @@ class store {
     f.wire.set("valid_to", at);
   }
 
-  // Keeps a key's history in valid_from order once its current fact, the
-  // last, has ended: it moves before the first fact that starts later. Such
-  // a fact was recorded before it (a fact invalidated before it started,
-  // which never held), so the history reads as an import of the same facts
-  // builds it.
+  // Keeps a key's history in valid_from order, equal ones in the log's
+  // order, once its current fact (the last) has ended: it moves before the
+  // first fact that starts later, or as late and was recorded later (facts
+  // that never held, recorded or imported while it was current), so the
+  // history reads as an import of the same facts builds it.
   void place_ended_fact(std::vector<std::size_t>& history) const {
-    const utc_instant& from = facts_[history.back()].valid_from_at;
-    const auto at = std::find_if(history.begin(), history.end() - 1,
-                                 [&](std::size_t i) { return facts_[i].valid_from_at > from; });
+    const std::size_t ended = history.back();  // facts_ is in the log's order
+    const utc_instant& from = facts_[ended].valid_from_at;
+    const auto at = std::find_if(history.begin(), history.end() - 1, [&](std::size_t i) {
+      return facts_[i].valid_from_at > from || (facts_[i].valid_from_at == from && i > ended);
+    });
     std::rotate(at, history.end() - 1, history.end());
   }
 

@@ -41,6 +41,12 @@ inline std::string package_text(const std::string& id, const std::string& title,
   return text;
 }
 
+/// An export's lines after its header (whose exported_at differs from one
+/// export to the next).
+inline std::string after_header(const std::string& export_text) {
+  return export_text.substr(export_text.find('\n'));
+}
+
 /// A temporary folder with a store in its "store" subfolder; run() passes
 /// --store to every command and runs it in the temporary folder.
 struct relay_fixture {

@@ -593,7 +593,7 @@ TEST_CASE("relay export then import into a second store preserves every hash; ve
   CHECK(array_of(written, "left_out").size() == 0);
   // The same export but for the header's exported_at.
   const std::string file_text = cli_test::read_file(backup);
-  CHECK(file_text.substr(file_text.find('\n')) == to_stdout.out.substr(to_stdout.out.find('\n')));
+  CHECK(after_header(file_text) == after_header(to_stdout.out));
   check_clean_success(f.run({"export", "-o", backup}));
 
   relay_fixture second;
@@ -634,7 +634,7 @@ TEST_CASE("relay export then import into a second store preserves every hash; ve
   CHECK(updated.out == "imported 0 projects, 1 session, 0 packages, 1 status change, 2 facts; skipped 7 lines the "
                        "store already held\n");
   const run_result copy = second.run({"export"});
-  CHECK(copy.out.substr(copy.out.find('\n')) == cli_test::read_file(newer).substr(cli_test::read_file(newer).find('\n')));
+  CHECK(after_header(copy.out) == after_header(cli_test::read_file(newer)));
   // Into a copy that reviewed the package otherwise, the newer export is a conflict (exit 5).
   relay_fixture apart;
   check_clean_success(apart.run({"import", backup}));
@@ -1469,6 +1469,51 @@ std::vector<std::string> ids_in(simdjson::dom::element result, const char* membe
 }
 
 }  // namespace
+
+TEST_CASE("relay import catches a copy up when an invalidation since cut a fact it holds ended, naming a fact it lacks") {
+  relay_fixture f;
+  // A fact from elsewhere that ends in 2099; its key has no current fact.
+  const std::string elsewhere =
+      f.file("elsewhere.ndjson",
+             R"({"fact_id":"fact_e","project_id":"proj_wire","subject":"api","predicate":"status","value":"E",)"
+             R"("valid_from":"2026-01-01T00:00:00Z","valid_to":"2099-01-01T00:00:00Z","created_at":"2026-01-01T00:00:00Z"})"
+             "\n");
+  check_clean_success(f.run({"import", elsewhere}));
+  const std::string first = f.dir.path() + "/first.ndjson";
+  check_clean_success(f.run({"export", "-o", first}));
+  relay_fixture copy;
+  check_clean_success(copy.run({"import", first}));
+  // Since: G, to hold from 2099-06, invalidated now; that cuts E now.
+  const std::vector<std::string> key = {"--project", "proj_wire", "--subject", "api", "--predicate", "status"};
+  std::vector<std::string> assert_g = {"assert", "--value", "G", "--valid-from", "2099-06-01T00:00:00Z"};
+  assert_g.insert(assert_g.end(), key.begin(), key.end());
+  check_clean_success(f.run(assert_g));
+  std::vector<std::string> invalidate = {"invalidate"};
+  invalidate.insert(invalidate.end(), key.begin(), key.end());
+  check_clean_success(f.run(invalidate));
+  const std::string later = f.dir.path() + "/later.ndjson";
+  check_clean_success(f.run({"export", "-o", later}));
+  const run_result imported = copy.run({"import", later});
+  check_clean_success(imported);
+  CHECK(imported.out == "imported 0 projects, 0 sessions, 0 packages, 0 status changes, 2 facts; skipped 1 line the "
+                        "store already held\n");
+  CHECK(after_header(copy.run({"export"}).out) == after_header(cli_test::read_file(later)));
+  std::vector<std::string> history = {"history", "--json"};
+  history.insert(history.end(), key.begin(), key.end());
+  const run_result source_history = f.run(history);
+  check_clean_success(source_history);
+  CHECK(copy.run(history).out == source_history.out);
+  simdjson::dom::parser parser;
+  auto facts = array_of(f.json(parser, {"history", "--project", "proj_wire", "--subject", "api", "--predicate", "status"}),
+                        "facts");
+  REQUIRE(facts.size() == 2);
+  CHECK(text_of(facts.at(0).value(), "value") == "E");
+  CHECK(text_of(facts.at(0).value(), "valid_to").starts_with("2026-"));  // cut when G was invalidated
+  CHECK(text_of(facts.at(1).value(), "valid_to") == "2099-06-01T00:00:00Z");  // G never held
+  // Again: nothing to write.
+  CHECK(copy.run({"import", later}).out ==
+        "imported 0 projects, 0 sessions, 0 packages, 0 status changes, 0 facts; skipped 3 lines the store already held\n");
+}
 
 TEST_CASE("relay pull --mode relevant: only packages sharing a word with the query (hash embedder); a global pull "
           "leaves archived projects out, names each package's project and breaks ties by deposit") {

@@ -418,6 +418,107 @@ TEST_CASE("import takes a new current fact listed before the line that ends the 
   CHECK(copy.current_fact("proj_demo", "site", "status")->value == "G");
 }
 
+TEST_CASE("import catches a copy up when the fact invalidated since is one the copy never held") {
+  // The source's clock steps back an hour: its second invalidation (of a
+  // fact asserted after the copy's export) cuts a fact the first ended.
+  const auto assertion = [](std::string value, std::string valid_from) {
+    return status_of("api", std::move(value), std::move(valid_from));
+  };
+  auto now = std::make_shared<std::uint64_t>(1'776'542'400'000ull);  // 2026-04-18T20:00:00Z
+  auto source_options = test_options();
+  source_options.clock = [now] { return *now; };
+  agentctx::io::memory_file_system fs, other;
+  auto source = require_value(relay::store::open(fs, "/r", source_options));
+  require_value(source.assert_fact(assertion("E", "2026-01-01T00:00:00Z")));
+  require_value(source.assert_fact(assertion("F", "2099-01-01T00:00:00Z")));
+  CHECK(require_value(source.invalidate_fact("proj_demo", "api", "status")) == 1);  // E ends now, F never holds
+  std::string first;
+  require_ok(relay::export_ndjson(source, "", first));
+  auto copy = require_value(relay::store::open(other, "/copy", test_options()));
+  require_value(relay::import_ndjson(copy, first));
+  REQUIRE(copy.current_fact("proj_demo", "api", "status") == nullptr);
+
+  *now -= 3'600'000;
+  require_value(source.assert_fact(assertion("G", "2099-06-01T00:00:00Z")));
+  CHECK(require_value(source.invalidate_fact("proj_demo", "api", "status")) == 1);
+  const auto ends = [](const relay::store& s) {
+    std::vector<std::string> out;
+    for (const relay::fact* f : s.history("proj_demo", "api", "status")) out.push_back(f->value + " " + *f->valid_to);
+    return out;
+  };
+  CHECK(ends(source) == std::vector<std::string>{"E 2026-04-18T19:00:00.000Z", "F 2099-01-01T00:00:00Z",
+                                                 "G 2099-06-01T00:00:00Z"});
+  std::string later;
+  require_ok(relay::export_ndjson(source, "", later));
+  auto report = require_value(relay::import_ndjson(copy, later));
+  CHECK(report.facts == 2);  // E's new end, G
+  CHECK(ends(copy) == ends(source));
+  std::string copied;
+  require_ok(relay::export_ndjson(copy, "", copied));
+  CHECK(copied.substr(copied.find('\n')) == later.substr(later.find('\n')));
+  auto reader_options = test_options();
+  reader_options.read_only = true;
+  CHECK(ends(require_value(relay::store::open(other, "/copy", reader_options))) == ends(source));
+  CHECK(require_value(relay::import_ndjson(copy, later)).facts == 0);
+
+  // A file whose new fact listed before G would hold past the end it gives
+  // E: no invalidation of G gives that (it would end that fact too).
+  agentctx::io::memory_file_system third;
+  auto strict = require_value(relay::store::open(third, "/third", test_options()));
+  require_value(relay::import_ndjson(strict, first));
+  const std::size_t g_line = later.find(R"("value":"G")");
+  REQUIRE(g_line != std::string::npos);
+  std::string holding = later;
+  holding.insert(holding.rfind('\n', g_line) + 1,
+                 R"({"kind":"fact","fact":{"fact_id":"fact_x","project_id":"proj_demo","subject":"api",)"
+                 R"("predicate":"status","value":"X","valid_from":"2026-05-01T00:00:00Z",)"
+                 R"("valid_to":"2098-01-01T00:00:00Z","created_at":"2026-04-18T20:00:00Z"}})"
+                 "\n");
+  const std::string end_count = R"("facts":3,)";
+  REQUIRE(holding.find(end_count) != std::string::npos);
+  holding.replace(holding.find(end_count), end_count.size(), R"("facts":4,)");
+  const agentctx::error refused = require_error(relay::import_ndjson(strict, holding));
+  CHECK(refused.code == errc::already_exists);
+  CHECK(refused.message.find("fact \"fact_x\" holds after \"2026-04-18T19:00:00.000Z\", where the export ends the "
+                             "facts the store holds of (api, status)") != std::string::npos);
+  CHECK(strict.find_fact("fact_x") == nullptr);
+  CHECK(ends(strict) == std::vector<std::string>{"E 2026-04-18T20:00:00.000Z", "F 2099-01-01T00:00:00Z"});
+}
+
+TEST_CASE("an invalidation leaves a fact that never held as written, however its valid_to is spelled") {
+  // Imported from elsewhere: facts of no span, one ended a fraction of a
+  // millisecond before it begins (as versions before exact instants wrote).
+  const auto fact_line = [](const std::string& id, const std::string& from, const std::string& to) {
+    return R"({"kind":"fact","fact":{"fact_id":")" + id +
+           R"(","project_id":"proj_demo","subject":"queue","predicate":"status","value":")" + id +
+           R"(","valid_from":")" + from + R"(","valid_to":")" + to + R"(","created_at":"2026-04-18T20:00:00Z"}})" + "\n";
+  };
+  agentctx::io::memory_file_system fs;
+  auto s = require_value(relay::store::open(fs, "/r", test_options()));
+  require_value(s.create_project("proj_demo"));
+  std::string header;
+  require_ok(relay::export_ndjson(s, "proj_demo", header));
+  header.erase(header.rfind('\n', header.size() - 2) + 1);
+  relay::import_options incomplete;
+  incomplete.allow_incomplete = true;
+  require_value(relay::import_ndjson(
+      s,
+      header + fact_line("fact_a", "2098-01-01T00:00:00.0009Z", "2098-01-01T00:00:00.000900Z") +
+          fact_line("fact_b", "2098-06-01T00:00:00.0005Z", "2098-06-01T00:00:00Z") +
+          fact_line("fact_c", "2026-01-01T00:00:00Z", "2097-01-01T00:00:00Z"),
+      incomplete));
+  require_value(s.assert_fact(status_of("queue", "later", "2099-01-01T00:00:00Z")));
+  CHECK(require_value(s.invalidate_fact("proj_demo", "queue", "status")) == 1);
+  CHECK(*s.find_fact("fact_a")->valid_to == "2098-01-01T00:00:00.000900Z");
+  CHECK(*s.find_fact("fact_b")->valid_to == "2098-06-01T00:00:00Z");
+  CHECK(s.find_fact("fact_c")->valid_to->starts_with("2026-04-18T20:00:"));  // it held, and is cut now
+  auto reader_options = test_options();
+  reader_options.read_only = true;
+  auto reader = require_value(relay::store::open(fs, "/r", reader_options));
+  CHECK(*reader.find_fact("fact_a")->valid_to == "2098-01-01T00:00:00.000900Z");
+  CHECK(*reader.find_fact("fact_b")->valid_to == "2098-06-01T00:00:00Z");
+}
+
 TEST_CASE("import refuses a fact that would hold while another fact of its key holds") {
   const auto fact_line = [](const std::string& id, const std::string& from, const std::string& to) {
     return R"({"kind":"fact","fact":{"fact_id":")" + id +

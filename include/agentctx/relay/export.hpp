@@ -317,12 +317,16 @@ struct fact_line {
 
 // Plans the writes of an import's fact lines, weighed together whatever
 // their order, after its other records:
-// - the facts the store holds that the lines end otherwise, by key: the
-//   key's current fact must be among them, and an invalidation of it at
-//   the earliest of their ends (store.hpp apply_invalidate) must end each
-//   exactly as its line says and no other fact of the key (an export of a
-//   store that superseded or invalidated since, also a fact that was to
-//   hold later); written as that invalidation;
+// - the facts the store holds that the lines end otherwise, by key: one
+//   invalidation at the earliest of their ends (store.hpp apply_invalidate)
+//   must end each exactly as its line says and no other fact of the key (an
+//   export of a store that superseded or invalidated since, also a fact that
+//   was to hold later). It names the key's current fact, which must be among
+//   them; or, when the store has none, a fact the lines add that was current
+//   then: the first of the key's new lines, before any current one, that
+//   never held and starts after that end (the lines before it left as they
+//   are). Written as that invalidation; the added fact is written current
+//   just before it;
 // - the facts the store does not hold, each checked against the store as
 //   the invalidations leave it and against each other: no second current
 //   fact for a key, no time when two facts of a key hold.
@@ -336,24 +340,50 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
   };
 
   std::map<key_type, std::vector<const fact_line*>> ended;
+  std::map<key_type, std::vector<const fact_line*>> added;  // in the file's order
   for (const fact_line& l : lines) {
-    if (l.held) ended[key_of(l.f)].push_back(&l);
+    (l.held ? ended : added)[key_of(l.f)].push_back(&l);
   }
   std::map<std::string, fact> after;  // fact id -> a fact the store holds, as the import leaves it
+  // The new facts written current and then invalidated, with the
+  // invalidation's valid_to.
+  std::map<const fact_line*, std::string> current_then;
   for (const auto& [key, key_lines] : ended) {
     const auto& [project_id, subject, predicate] = key;
-    const fact* current = s.current_fact(project_id, subject, predicate);
-    const auto named = std::find_if(key_lines.begin(), key_lines.end(), [&](const fact_line* l) {
-      return current != nullptr && l->f.fact_id == current->fact_id;
-    });
-    if (named == key_lines.end()) return other_content(*key_lines.front());
     const fact_line& earliest = **std::min_element(key_lines.begin(), key_lines.end(), [](const fact_line* a, const fact_line* b) {
       return a->f.valid_to_at < b->f.valid_to_at;
     });
     const utc_instant& at = earliest.f.valid_to_at;
+    const std::string& at_text = *earliest.f.valid_to;
+    const fact* current = s.current_fact(project_id, subject, predicate);
+    const fact_line* named_line = nullptr;  // of the held current fact, or of the new one named
+    if (current != nullptr) {
+      const auto named = std::find_if(key_lines.begin(), key_lines.end(),
+                                      [&](const fact_line* l) { return l->f.fact_id == current->fact_id; });
+      if (named == key_lines.end()) return other_content(*key_lines.front());
+      named_line = *named;
+    } else {
+      const auto& news = added[key];
+      const auto first = std::find_if(news.begin(), news.end(), [&](const fact_line* l) {
+        return l->f.is_current() || (l->f.never_held() && *l->f.valid_to == l->f.valid_from && at < l->f.valid_from_at);
+      });
+      if (first == news.end() || (*first)->f.is_current()) return other_content(*key_lines.front());
+      for (auto before = news.begin(); before != first; ++before) {
+        auto end = invalidation_end((*first)->f, (*before)->f, at_text, at);
+        if (end && end->first != (*before)->f.valid_to) {
+          return fail(errc::already_exists, at_line(**before) + "fact " + quote_for_message((*before)->f.fact_id) +
+                                                  " holds after " + quote_for_message(at_text) +
+                                                  ", where the export ends the facts the store holds of (" + subject +
+                                                  ", " + predicate + ")");
+        }
+      }
+      named_line = *first;
+      current_then.emplace(*first, at_text);
+    }
+    const fact& named = current != nullptr ? *current : named_line->f;
     std::size_t changed = 0;
     for (const fact* held : s.history(project_id, subject, predicate)) {
-      auto end = invalidation_end(*current, *held, *earliest.f.valid_to, at);
+      auto end = invalidation_end(named, *held, at_text, at);
       if (!end || end->first == held->valid_to) continue;  // left as it is, or ends where it ends already
       fact left;  // what the overlap checks below read of it
       left.fact_id = held->fact_id;
@@ -369,14 +399,11 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
       if (it == after.end() || it->second.valid_to != l->f.valid_to) return other_content(*l);
     }
     if (changed != key_lines.size()) {
-      return fail(errc::already_exists, at_line(**named) + "ending fact " + quote_for_message((*named)->f.fact_id) +
+      return fail(errc::already_exists, at_line(*named_line) + "ending fact " + quote_for_message(named_line->f.fact_id) +
                                             " as the export says would also end another fact the store holds of (" +
                                             subject + ", " + predicate + ")");
     }
-    plan.push_back({earliest.line, json::value::object_type{{"type", "invalidate"},
-                                                            {"project_id", project_id},
-                                                            {"fact_ids", json::value::array_type{current->fact_id}},
-                                                            {"valid_to", *earliest.f.valid_to}}});
+    if (current != nullptr) plan.push_back({earliest.line, invalidation_record(*current, at_text)});
     report.facts += key_lines.size();
   }
 
@@ -419,7 +446,14 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
   }
   for (const fact_line& l : lines) {
     if (l.held) continue;
-    plan.push_back({l.line, json::value::object_type{{"type", "fact"}, {"fact", l.f.wire}}});
+    if (auto then = current_then.find(&l); then != current_then.end()) {
+      json::value wire = l.f.wire;
+      wire.erase("valid_to");
+      plan.push_back({l.line, json::value::object_type{{"type", "fact"}, {"fact", std::move(wire)}}});
+      plan.push_back({l.line, invalidation_record(l.f, then->second)});
+    } else {
+      plan.push_back({l.line, json::value::object_type{{"type", "fact"}, {"fact", l.f.wire}}});
+    }
     ++report.facts;
   }
   return {};

@@ -213,13 +213,16 @@ struct fact {
 /// text `at_text`) does to `f`, a fact of the same key: from `at` on no fact
 /// of the key holds, so `named`, and any other fact still holding after
 /// `at` (one `named` was to supersede later), ends at `at`, or where it
-/// starts if that is later (it never held). Returns the end `f` gets as
-/// {text, instant}, or nothing when the invalidation leaves it as it is.
+/// starts if that is later (it never held). A fact that never held is left
+/// as it is: its `valid_to` stays as written (one a fraction of a
+/// millisecond before its `valid_from`, read as never held, too). Returns
+/// the end `f` gets as {text, instant}, or nothing when the invalidation
+/// leaves it as it is.
 inline std::optional<std::pair<std::string, utc_instant>> invalidation_end(const fact& named, const fact& f,
                                                                            const std::string& at_text,
                                                                            const utc_instant& at) {
   const bool ends = f.fact_id == named.fact_id ||
-                    (at < named.valid_from_at && f.valid_to && at < f.valid_to_at);
+                    (at < named.valid_from_at && f.valid_to && at < f.valid_to_at && !f.never_held());
   if (!ends) return std::nullopt;
   if (at < f.valid_from_at) return std::pair<std::string, utc_instant>(f.valid_from, f.valid_from_at);
   return std::pair<std::string, utc_instant>(at_text, at);

@@ -305,6 +305,14 @@ inline const std::string* string_member(const json::value& object, std::string_v
   return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
 }
 
+// The log record that invalidates the current fact `f` at `valid_to`.
+inline json::value invalidation_record(const fact& f, std::string valid_to) {
+  return json::value::object_type{{"type", "invalidate"},
+                                  {"project_id", f.project_id},
+                                  {"fact_ids", json::value::array_type{f.fact_id}},
+                                  {"valid_to", std::move(valid_to)}};
+}
+
 }  // namespace detail
 
 class store {
@@ -735,11 +743,7 @@ class store {
     // From now on no fact of the key holds: one that starts later ends where
     // it starts (it never held), and so the one it was to supersede ends
     // now (apply_invalidate).
-    json::value record = json::value::object_type{{"type", "invalidate"},
-                                                  {"project_id", project_id},
-                                                  {"fact_ids", json::value::array_type{current->fact_id}},
-                                                  {"valid_to", format_rfc3339_utc_ms(clock_())}};
-    AGENTCTX_TRY(commit(record));
+    AGENTCTX_TRY(commit(detail::invalidation_record(*current, format_rfc3339_utc_ms(clock_()))));
     return std::size_t{1};
   }
 

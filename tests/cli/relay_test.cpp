@@ -181,10 +181,12 @@ TEST_CASE("relay deposit refuses bad input with the protocol's exit codes") {
   for (int i = 0; i < 1023; ++i) deep = "[" + deep + "]";
   const std::string deep_file = f.file("deep.json", package_text("pkg_deep", "Deep", "proj_demo", "complete", ",\"x-deep\":" + deep));
   check_failure(f.run({"deposit", deep_file}), exit_invalid_schema,
-                "deep.json: cannot be stored as a log record: arrays and objects nest deeper than 1024 levels");
+                "deep.json: cannot be stored as a log record: arrays and objects nest deeper than 1024 levels "
+                "(the record holds the object given one level deeper: it may nest 1023 levels at most)");
   check_json_failure(f.run({"deposit", deep_file, "--json"}), exit_invalid_schema, "invalid_schema", 400);
   check_failure(f.run({"import", deep_file}), exit_invalid_schema,
-                "line 1: cannot be stored as a log record: arrays and objects nest deeper than 1024 levels");
+                "line 1: cannot be stored as a log record: arrays and objects nest deeper than 1024 levels "
+                "(the record holds the object given one level deeper: it may nest 1023 levels at most)");
 
   // The same id with other content is 409 duplicate_package_id.
   f.deposit(package_text("pkg_dup", "First version"));

@@ -925,13 +925,16 @@ TEST_CASE("import of bare wire objects refuses, naming the file's line and writi
   json::value nested = 1;
   for (int i = 0; i < 1023; ++i) nested = json::value::array_type{std::move(nested)};
   deep.set("x-deep", std::move(nested));
-  refused("\n" + good + line_of(deep), "line 3: cannot be stored as a log record: arrays and objects nest deeper than 1024 levels");
+  refused("\n" + good + line_of(deep),
+          "line 3: cannot be stored as a log record: arrays and objects nest deeper than 1024 levels (the record "
+          "holds the object given one level deeper: it may nest 1023 levels at most)");
   {
     agentctx::io::memory_file_system other;
     auto target = require_value(relay::store::open(other, "/copy", test_options()));
     const agentctx::error e = require_error(target.deposit(deep));
     CHECK(e.code == errc::invalid_argument);
-    CHECK(e.message == "cannot be stored as a log record: arrays and objects nest deeper than 1024 levels");
+    CHECK(e.message == "cannot be stored as a log record: arrays and objects nest deeper than 1024 levels (the "
+                       "record holds the object given one level deeper: it may nest 1023 levels at most)");
     CHECK(target.record_count() == 0);
   }
   auto other_hash = package("pkg_good");

@@ -27,6 +27,10 @@ enum class canonical_form : std::uint8_t {
 
 /// Deepest nesting of arrays and objects accepted (simdjson's default).
 inline constexpr unsigned max_nesting_depth = 1024;
+/// The message of the error (errc::invalid_value) for text or a tree that
+/// nests deeper: a caller tells that refusal from the others by it.
+inline constexpr const char* too_deep_message = "arrays and objects nest deeper than 1024 levels";
+static_assert(max_nesting_depth == 1024, "too_deep_message names the limit");
 
 /// Longest text write_es_number() produces ("-1.2345678901234567e-308" is 24).
 inline constexpr std::size_t max_es_number_length = 32;
@@ -161,9 +165,6 @@ inline char* write_canonical_ascii(char* out, unsigned char c) noexcept {
 }
 
 namespace detail {
-
-inline constexpr const char* too_deep_message = "arrays and objects nest deeper than 1024 levels";
-static_assert(max_nesting_depth == 1024, "too_deep_message names the limit");
 
 /// The message for a name that occurs twice in one object.
 inline std::string duplicate_name_message(std::string_view name) {

@@ -1138,6 +1138,14 @@ class store {
       // What the store holds is UTF-8, so text that is not came with the
       // call (an id or a value): the caller's input is invalid.
       if (text.error().code == errc::invalid_utf8) return fail(errc::invalid_argument, invalid_utf8_message(record));
+      if (text.error().message == json::too_deep_message) {
+        // The object given (a package, a fact's x- member) is one level
+        // shallower than its record.
+        return fail(errc::invalid_argument, "cannot be stored as a log record: " + text.error().message +
+                                                " (the record holds the object given one level deeper: it may "
+                                                "nest " +
+                                                std::to_string(json::max_nesting_depth - 1) + " levels at most)");
+      }
       return fail(errc::invalid_argument, "cannot be stored as a log record: " + text.error().message);
     }
     if (text->size() > max_record_payload) {

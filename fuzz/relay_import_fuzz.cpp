@@ -3,9 +3,9 @@
 // pipe from another host, a file someone edited.
 //
 // The first byte chooses the target store and the reading: bit 0 set, a
-// store that already holds a project "p" with a package and a current fact
-// (so imports meet conflicts, duplicates and archived projects when bit 2 is
-// set too); bit 1 set, import_options::allow_incomplete. The rest is the
+// store that already holds a project "p" with a package, a current fact and
+// an ended one whose key has no current fact (so imports meet conflicts,
+// duplicates and archived projects when bit 2 is set too); bit 1 set, import_options::allow_incomplete. The rest is the
 // export, or bare wire objects (another implementation's backup: its first
 // line a package, fact, session or project object). import_ndjson() must
 // never crash, and:
@@ -71,6 +71,13 @@ void seed(relay::store& s, bool archived) {
   fact.valid_from = "2026-04-18T20:00:00Z";
   fact.asserted_by = relay::actor{"j", relay::actor_type::human, std::nullopt};
   require(s.assert_fact(fact).has_value());
+  // A fact from elsewhere that ends in 2099, its key (s2) with no current
+  // fact: an export that cuts it must name a fact it adds.
+  require(relay::import_ndjson(s, R"({"fact_id":"fact_e","project_id":"p","subject":"s2","predicate":"status",)"
+                                  R"("value":"E","valid_from":"2026-01-01T00:00:00Z","valid_to":"2099-01-01T00:00:00Z",)"
+                                  R"("created_at":"2026-01-01T00:00:00Z"})"
+                                  "\n")
+              .has_value());
   if (archived) require(s.set_archived("p", true).has_value());
 }
 

@@ -429,8 +429,9 @@ std::string rich_export() {
 
 /// Two exports of one store of facts, the second after the copy of the
 /// first fell behind: its clock set back, an invalidation (of a fact the
-/// first export does not have) cuts a fact the first export has ended, and
-/// a fact the first has current is superseded.
+/// first export does not have) cuts a fact the first export has ended, a
+/// fact the first has current is superseded, and the cut fact's key has a
+/// current fact again.
 std::pair<std::string, std::string> exports_after_a_clock_set_back() {
   io::memory_file_system fs;
   auto now = std::make_shared<std::uint64_t>(1'776'542'400'000ull);
@@ -450,6 +451,7 @@ std::pair<std::string, std::string> exports_after_a_clock_set_back() {
   assert_value("api", "G", "2099-06-01T00:00:00Z");
   require_value(s.invalidate_fact("proj_demo", "api", "status"));
   assert_value("db", "down", "2026-03-01T00:00:00Z");
+  assert_value("api", "K", "2099-07-01T00:00:00Z");
   std::string later;
   require_ok(relay::export_ndjson(s, "", later));
   return {first, later};
@@ -541,12 +543,29 @@ TEST_CASE("relay import crashed at every write and sync leaves a prefix of the i
 TEST_CASE("relay import into a copy that fell behind, crashed at every write and sync: importing again catches it up") {
   // The copy holds no current fact of api: the import writes G current and
   // then invalidates it (two records), which cuts E; db's current fact ends.
+  // With the fact lines in reverse order, K (current) comes before G: G's
+  // two records are then written before K's.
   const auto [first, later] = exports_after_a_clock_set_back();
-  const std::uint64_t images = crash_import_at_every_step(first, later, [](const relay::import_report& report) {
-    CHECK(report.facts == 4);  // E's end, G, db up's end, db down
-  });
-  MESSAGE("crash images checked: " << images);
-  CHECK(images >= 10);
+  std::vector<std::string> lines;
+  for (std::size_t at = 0; at < later.size();) {
+    const std::size_t end = later.find('\n', at);
+    lines.push_back(later.substr(at, end + 1 - at));
+    at = end + 1;
+  }
+  const auto is_fact = [](const std::string& line) { return line.find(R"("kind":"fact")") != std::string::npos; };
+  const auto facts_begin = std::find_if(lines.begin(), lines.end(), is_fact);
+  const auto facts_end = std::find_if_not(facts_begin, lines.end(), is_fact);
+  REQUIRE(facts_end - facts_begin == 6);  // E, F, db up, G, db down, K
+  std::reverse(facts_begin, facts_end);
+  std::string reversed;
+  for (const std::string& line : lines) reversed += line;
+  for (const std::string& text : {later, reversed}) {
+    const std::uint64_t images = crash_import_at_every_step(first, text, [](const relay::import_report& report) {
+      CHECK(report.facts == 5);  // E's end, G, db up's end, db down, K
+    });
+    MESSAGE("crash images checked: " << images);
+    CHECK(images >= 10);
+  }
 }
 
 // --- repair that amends records, and repairing again ------------------------------

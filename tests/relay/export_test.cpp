@@ -461,11 +461,10 @@ TEST_CASE("import catches a copy up when the fact invalidated since is one the c
   CHECK(ends(require_value(relay::store::open(other, "/copy", reader_options))) == ends(source));
   CHECK(require_value(relay::import_ndjson(copy, later)).facts == 0);
 
-  // A file whose new fact listed before G would hold past the end it gives
-  // E: no invalidation of G gives that (it would end that fact too).
-  agentctx::io::memory_file_system third;
-  auto strict = require_value(relay::store::open(third, "/third", test_options()));
-  require_value(relay::import_ndjson(strict, first));
+  // A new fact listed before G that holds past E's new end (imported after
+  // the invalidation, listed otherwise): G is written current and
+  // invalidated before it, which leaves it whole. The lines in reverse
+  // order import the same.
   const std::size_t g_line = later.find(R"("value":"G")");
   REQUIRE(g_line != std::string::npos);
   std::string holding = later;
@@ -474,15 +473,83 @@ TEST_CASE("import catches a copy up when the fact invalidated since is one the c
                  R"("predicate":"status","value":"X","valid_from":"2026-05-01T00:00:00Z",)"
                  R"("valid_to":"2098-01-01T00:00:00Z","created_at":"2026-04-18T20:00:00Z"}})"
                  "\n");
-  const std::string end_count = R"("facts":3,)";
-  REQUIRE(holding.find(end_count) != std::string::npos);
-  holding.replace(holding.find(end_count), end_count.size(), R"("facts":4,)");
-  const agentctx::error refused = require_error(relay::import_ndjson(strict, holding));
+  const auto with_fact_count = [](std::string text, int from, int to) {
+    const std::string count = R"("facts":)" + std::to_string(from) + ",";
+    REQUIRE(text.find(count) != std::string::npos);
+    text.replace(text.find(count), count.size(), R"("facts":)" + std::to_string(to) + ",");
+    return text;
+  };
+  holding = with_fact_count(holding, 3, 4);
+  std::vector<std::string> rows;
+  for (std::size_t at = 0; at < holding.size();) {
+    const std::size_t end = holding.find('\n', at);
+    rows.push_back(holding.substr(at, end + 1 - at));
+    at = end + 1;
+  }
+  REQUIRE(rows.size() == 7);  // header, project, E, F, X, G, end
+  std::reverse(rows.begin() + 2, rows.begin() + 6);
+  std::string reversed;
+  for (const std::string& row : rows) reversed += row;
+  const std::vector<std::string> caught_up = {"E 2026-04-18T19:00:00.000Z", "X 2098-01-01T00:00:00Z",
+                                              "F 2099-01-01T00:00:00Z", "G 2099-06-01T00:00:00Z"};
+  for (const std::string& text : {holding, reversed}) {
+    CAPTURE(text);
+    agentctx::io::memory_file_system third;
+    auto another = require_value(relay::store::open(third, "/third", test_options()));
+    require_value(relay::import_ndjson(another, first));
+    CHECK(require_value(relay::import_ndjson(another, text)).facts == 3);  // E's end, X, G
+    CHECK(ends(another) == caught_up);
+    CHECK(require_value(relay::import_ndjson(another, text)).facts == 0);
+    { relay::store closing = std::move(another); }
+    CHECK(ends(require_value(relay::store::open(third, "/third", reader_options))) == caught_up);
+  }
+
+  // Refused, nothing written: no fact to name (G's line left out).
+  agentctx::io::memory_file_system fourth;
+  auto strict = require_value(relay::store::open(fourth, "/fourth", test_options()));
+  require_value(relay::import_ndjson(strict, first));
+  std::string without_g = with_fact_count(later, 3, 2);
+  const std::size_t g_at = without_g.find(R"("value":"G")");
+  const std::size_t g_begin = without_g.rfind('\n', g_at) + 1;
+  without_g.erase(g_begin, without_g.find('\n', g_at) + 1 - g_begin);
+  const std::string no_current = "ends earlier in the export than in the store, which holds no current fact of (api, "
+                                 "status): the export must add one that an invalidation then ended, starting after "
+                                 "the store's ends";
+  const agentctx::error refused = require_error(relay::import_ndjson(strict, without_g));
   CHECK(refused.code == errc::already_exists);
-  CHECK(refused.message.find("fact \"fact_x\" holds after \"2026-04-18T19:00:00.000Z\", where the export ends the "
-                             "facts the store holds of (api, status)") != std::string::npos);
-  CHECK(strict.find_fact("fact_x") == nullptr);
+  CHECK(refused.message.find(no_current) != std::string::npos);
   CHECK(ends(strict) == std::vector<std::string>{"E 2026-04-18T20:00:00.000Z", "F 2099-01-01T00:00:00Z"});
+}
+
+TEST_CASE("import refuses to name a fact the copy lacks when it starts before an end the copy holds") {
+  // The copy invalidated H itself, later than the source cut it by
+  // invalidating X (which superseded H and was to start at 20:00:10):
+  // written current, X would hold together with H as the copy has it, as a
+  // crash between X's two records would leave them. The histories went apart.
+  auto now = std::make_shared<std::uint64_t>(1'776'542'400'000ull);  // 2026-04-18T20:00:00Z
+  auto source_options = test_options();
+  source_options.clock = [now] { return *now; };
+  auto copy_options = test_options();
+  copy_options.clock = [] { return std::uint64_t{1'776'542'500'000ull}; };  // 20:01:40
+  agentctx::io::memory_file_system fs, other;
+  auto source = require_value(relay::store::open(fs, "/r", source_options));
+  require_value(source.assert_fact(status_of("api", "H", "2026-01-01T00:00:00Z")));
+  std::string first;
+  require_ok(relay::export_ndjson(source, "", first));
+  auto copy = require_value(relay::store::open(other, "/copy", copy_options));
+  require_value(relay::import_ndjson(copy, first));
+  CHECK(require_value(copy.invalidate_fact("proj_demo", "api", "status")) == 1);  // H ends 20:01:40
+  *now += 1000;
+  require_value(source.assert_fact(status_of("api", "X", "2026-04-18T20:00:10Z")));
+  CHECK(require_value(source.invalidate_fact("proj_demo", "api", "status")) == 1);  // H ends 20:00:01
+  std::string later;
+  require_ok(relay::export_ndjson(source, "", later));
+  const agentctx::error refused = require_error(relay::import_ndjson(copy, later));
+  CHECK(refused.code == errc::already_exists);
+  CHECK(refused.message.find("ends earlier in the export than in the store, which holds no current fact of (api, "
+                             "status)") != std::string::npos);
+  REQUIRE(copy.history("proj_demo", "api", "status").size() == 1);
+  CHECK(*copy.history("proj_demo", "api", "status")[0]->valid_to == "2026-04-18T20:01:40.000Z");
 }
 
 TEST_CASE("an invalidation leaves a fact that never held as written, however its valid_to is spelled") {
@@ -517,6 +584,26 @@ TEST_CASE("an invalidation leaves a fact that never held as written, however its
   auto reader = require_value(relay::store::open(fs, "/r", reader_options));
   CHECK(*reader.find_fact("fact_a")->valid_to == "2098-01-01T00:00:00.000900Z");
   CHECK(*reader.find_fact("fact_b")->valid_to == "2098-06-01T00:00:00Z");
+
+  // Before 2026-11-29 the invalidation spelled their ends anew (as their
+  // valid_from): such an export and this one import into each other's
+  // stores as the same facts, both never held.
+  std::string now_export;
+  require_ok(relay::export_ndjson(s, "", now_export));
+  std::string old_export = now_export;
+  for (const auto& [was, is] : {std::pair<std::string, std::string>{R"("valid_to":"2098-01-01T00:00:00.000900Z")",
+                                                                    R"("valid_to":"2098-01-01T00:00:00.0009Z")"},
+                                {R"("valid_to":"2098-06-01T00:00:00Z")", R"("valid_to":"2098-06-01T00:00:00.0005Z")"}}) {
+    REQUIRE(old_export.find(was) != std::string::npos);
+    old_export.replace(old_export.find(was), was.size(), is);
+  }
+  CHECK(require_value(relay::import_ndjson(s, old_export)).facts == 0);
+  CHECK(*s.find_fact("fact_b")->valid_to == "2098-06-01T00:00:00Z");
+  agentctx::io::memory_file_system older;
+  auto old_copy = require_value(relay::store::open(older, "/old", test_options()));
+  CHECK(require_value(relay::import_ndjson(old_copy, old_export)).facts == 4);
+  CHECK(require_value(relay::import_ndjson(old_copy, now_export)).facts == 0);
+  CHECK(*old_copy.find_fact("fact_b")->valid_to == "2098-06-01T00:00:00.0005Z");
 }
 
 TEST_CASE("import refuses a fact that would hold while another fact of its key holds") {

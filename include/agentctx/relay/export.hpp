@@ -323,10 +323,12 @@ struct fact_line {
 //   export of a store that superseded or invalidated since, also a fact that
 //   was to hold later). It names the key's current fact, which must be among
 //   them; or, when the store has none, a fact the lines add that was current
-//   then: the first of the key's new lines, before any current one, that
-//   never held and starts after that end (the lines before it left as they
-//   are). Written as that invalidation; the added fact is written current
-//   just before it;
+//   then: the first of the key's new lines that never held and starts after
+//   that end and after every end the store holds of the key (so that it
+//   overlaps nothing while it is current: a crash may leave it so). Written
+//   as that invalidation; the added fact is written current just before it,
+//   at its place among the new lines, or before the key's first new line
+//   when one before it is current or would be cut by the invalidation;
 // - the facts the store does not hold, each checked against the store as
 //   the invalidations leave it and against each other: no second current
 //   fact for a key, no time when two facts of a key hold.
@@ -345,9 +347,14 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
     (l.held ? ended : added)[key_of(l.f)].push_back(&l);
   }
   std::map<std::string, fact> after;  // fact id -> a fact the store holds, as the import leaves it
-  // The new facts written current and then invalidated, with the
-  // invalidation's valid_to.
-  std::map<const fact_line*, std::string> current_then;
+  // A new fact written current and then invalidated at `at`, before the
+  // new line `slot` (or as it).
+  struct current_then {
+    const fact_line* named;
+    std::string at;
+  };
+  std::map<const fact_line*, current_then> written_before;  // by slot
+  std::set<const fact_line*> named_new;
   for (const auto& [key, key_lines] : ended) {
     const auto& [project_id, subject, predicate] = key;
     const fact_line& earliest = **std::min_element(key_lines.begin(), key_lines.end(), [](const fact_line* a, const fact_line* b) {
@@ -363,22 +370,31 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
       if (named == key_lines.end()) return other_content(*key_lines.front());
       named_line = *named;
     } else {
+      const utc_instant* held_end = nullptr;  // the latest end of a fact of the key that held
+      for (const fact* held : s.history(project_id, subject, predicate)) {
+        if (!held->never_held() && (held_end == nullptr || *held_end < held->valid_to_at)) held_end = &held->valid_to_at;
+      }
       const auto& news = added[key];
       const auto first = std::find_if(news.begin(), news.end(), [&](const fact_line* l) {
-        return l->f.is_current() || (l->f.never_held() && *l->f.valid_to == l->f.valid_from && at < l->f.valid_from_at);
+        return l->f.never_held() && *l->f.valid_to == l->f.valid_from && at < l->f.valid_from_at &&
+               (held_end == nullptr || !(l->f.valid_from_at < *held_end));
       });
-      if (first == news.end() || (*first)->f.is_current()) return other_content(*key_lines.front());
-      for (auto before = news.begin(); before != first; ++before) {
-        auto end = invalidation_end((*first)->f, (*before)->f, at_text, at);
-        if (end && end->first != (*before)->f.valid_to) {
-          return fail(errc::already_exists, at_line(**before) + "fact " + quote_for_message((*before)->f.fact_id) +
-                                                  " holds after " + quote_for_message(at_text) +
-                                                  ", where the export ends the facts the store holds of (" + subject +
-                                                  ", " + predicate + ")");
-        }
+      if (first == news.end()) {
+        return fail(errc::already_exists,
+                    at_line(*key_lines.front()) + "fact " + quote_for_message(key_lines.front()->f.fact_id) +
+                        " ends earlier in the export than in the store, which holds no current fact of (" + subject +
+                        ", " + predicate +
+                        "): the export must add one that an invalidation then ended, starting after the store's ends");
       }
+      // At its place, unless a new line before it would not be left as it
+      // is while it is current and invalidated.
+      const bool in_place = std::all_of(news.begin(), first, [&](const fact_line* before) {
+        auto end = invalidation_end((*first)->f, before->f, at_text, at);
+        return !before->f.is_current() && (!end || end->first == before->f.valid_to);
+      });
       named_line = *first;
-      current_then.emplace(*first, at_text);
+      written_before.emplace(in_place ? *first : news.front(), current_then{*first, at_text});
+      named_new.insert(*first);
     }
     const fact& named = current != nullptr ? *current : named_line->f;
     std::size_t changed = 0;
@@ -446,14 +462,14 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
   }
   for (const fact_line& l : lines) {
     if (l.held) continue;
-    if (auto then = current_then.find(&l); then != current_then.end()) {
-      json::value wire = l.f.wire;
+    if (auto then = written_before.find(&l); then != written_before.end()) {
+      const fact_line& named = *then->second.named;
+      json::value wire = named.f.wire;
       wire.erase("valid_to");
-      plan.push_back({l.line, json::value::object_type{{"type", "fact"}, {"fact", std::move(wire)}}});
-      plan.push_back({l.line, invalidation_record(l.f, then->second)});
-    } else {
-      plan.push_back({l.line, json::value::object_type{{"type", "fact"}, {"fact", l.f.wire}}});
+      plan.push_back({named.line, json::value::object_type{{"type", "fact"}, {"fact", std::move(wire)}}});
+      plan.push_back({named.line, invalidation_record(named.f, std::move(then->second.at))});
     }
+    if (named_new.count(&l) == 0) plan.push_back({l.line, json::value::object_type{{"type", "fact"}, {"fact", l.f.wire}}});
     ++report.facts;
   }
   return {};
@@ -1196,17 +1212,19 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
       }
       if (const fact* held = s.find_fact(f->fact_id)) {
         // Held identically, or held ended where the export has it current
-        // or ending later (the store's is later): skipped. Held with another end (the
-        // export's is later: superseded or invalidated since): weighed
-        // with the key's other lines below. Anything else is the same id
-        // with other content.
+        // or ending later (the store's is later), or never held in both
+        // (whatever its valid_to: an invalidation before 2026-11-29 spelled
+        // it anew): skipped. Held with another end (the export's is later:
+        // superseded or invalidated since): weighed with the key's other
+        // lines below. Anything else is the same id with other content.
         json::value mine = held->wire;
         json::value theirs = *wire;
         mine.erase("valid_to");
         theirs.erase("valid_to");
         const bool same_but_the_end = mine == theirs;
         const bool store_later = !held->is_current() && (f->is_current() || held->valid_to_at < f->valid_to_at);
-        if (held->wire == *wire || (same_but_the_end && store_later)) {
+        const bool never_held = held->never_held() && f->never_held();
+        if (held->wire == *wire || (same_but_the_end && (store_later || never_held))) {
           ++report.skipped;
           continue;
         }

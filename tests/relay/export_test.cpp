@@ -26,6 +26,22 @@ namespace relay_export_test {
 using namespace relay_test;
 using agentctx::errc;
 
+/// test_options() with a clock that reads `*now` (Unix milliseconds), which
+/// only the test moves.
+relay::store_options options_at(std::shared_ptr<std::uint64_t> now) {
+  relay::store_options o = test_options();
+  o.clock = [now] { return *now; };
+  return o;
+}
+
+/// "value valid_to" of each fact of (proj_demo, api, status), all ended, in
+/// the history's order.
+std::vector<std::string> ends(const relay::store& s) {
+  std::vector<std::string> out;
+  for (const relay::fact* f : s.history("proj_demo", "api", "status")) out.push_back(f->value + " " + *f->valid_to);
+  return out;
+}
+
 TEST_CASE("import refuses to write into a project the store holds archived, and keeps the store's project") {
   agentctx::io::memory_file_system fs;
   auto source = require_value(relay::store::open(fs, "/r", test_options()));
@@ -425,8 +441,7 @@ TEST_CASE("import catches a copy up when the fact invalidated since is one the c
     return status_of("api", std::move(value), std::move(valid_from));
   };
   auto now = std::make_shared<std::uint64_t>(1'776'542'400'000ull);  // 2026-04-18T20:00:00Z
-  auto source_options = test_options();
-  source_options.clock = [now] { return *now; };
+  const auto source_options = options_at(now);
   agentctx::io::memory_file_system fs, other;
   auto source = require_value(relay::store::open(fs, "/r", source_options));
   require_value(source.assert_fact(assertion("E", "2026-01-01T00:00:00Z")));
@@ -441,11 +456,6 @@ TEST_CASE("import catches a copy up when the fact invalidated since is one the c
   *now -= 3'600'000;
   require_value(source.assert_fact(assertion("G", "2099-06-01T00:00:00Z")));
   CHECK(require_value(source.invalidate_fact("proj_demo", "api", "status")) == 1);
-  const auto ends = [](const relay::store& s) {
-    std::vector<std::string> out;
-    for (const relay::fact* f : s.history("proj_demo", "api", "status")) out.push_back(f->value + " " + *f->valid_to);
-    return out;
-  };
   CHECK(ends(source) == std::vector<std::string>{"E 2026-04-18T19:00:00.000Z", "F 2099-01-01T00:00:00Z",
                                                  "G 2099-06-01T00:00:00Z"});
   std::string later;
@@ -518,7 +528,48 @@ TEST_CASE("import catches a copy up when the fact invalidated since is one the c
   const agentctx::error refused = require_error(relay::import_ndjson(strict, without_g));
   CHECK(refused.code == errc::already_exists);
   CHECK(refused.message.find(no_current) != std::string::npos);
+  // A fact listed twice, here E as the copy holds it and then cut.
+  const std::size_t e_at = first.find(R"("value":"E")");
+  const std::size_t e_begin = first.rfind('\n', e_at) + 1;
+  std::string twice = with_fact_count(later, 3, 4);
+  twice.insert(twice.rfind('\n', twice.find(R"("value":"E")")) + 1, first.substr(e_begin, first.find('\n', e_at) + 1 - e_begin));
+  const agentctx::error listed_twice = require_error(relay::import_ndjson(strict, twice));
+  CHECK(listed_twice.code == errc::invalid_argument);
+  CHECK(listed_twice.message.ends_with(" appears twice"));
   CHECK(ends(strict) == std::vector<std::string>{"E 2026-04-18T20:00:00.000Z", "F 2099-01-01T00:00:00Z"});
+}
+
+TEST_CASE("import catches a copy up when its current fact was superseded at the same instant, spelled otherwise, and "
+          "the new fact invalidated") {
+  // v4 is to hold from 20:00:10Z; v6, from 20:00:10.000Z, supersedes it (v4
+  // never holds, its valid_to spelled as v6's valid_from); invalidating v6
+  // then cuts v1. An invalidation of the copy's current v4 would spell v4's
+  // end as its own valid_from: v6 is written superseding v4, and invalidated.
+  auto now = std::make_shared<std::uint64_t>(1'776'542'400'000ull);  // 2026-04-18T20:00:00Z
+  const auto options = options_at(now);
+  agentctx::io::memory_file_system fs, other;
+  auto source = require_value(relay::store::open(fs, "/r", options));
+  require_value(source.assert_fact(status_of("api", "v1")));
+  *now += 500;
+  require_value(source.assert_fact(status_of("api", "v4", "2026-04-18T20:00:10Z")));
+  std::string first;
+  require_ok(relay::export_ndjson(source, "", first));
+  auto copy = require_value(relay::store::open(other, "/copy", test_options()));
+  require_value(relay::import_ndjson(copy, first));
+  *now += 500;
+  require_value(source.assert_fact(status_of("api", "v6", "2026-04-18T20:00:10.000Z")));
+  *now += 500;
+  CHECK(require_value(source.invalidate_fact("proj_demo", "api", "status")) == 1);
+  REQUIRE(ends(source) == std::vector<std::string>{"v1 2026-04-18T20:00:01.500Z", "v4 2026-04-18T20:00:10.000Z",
+                                                   "v6 2026-04-18T20:00:10.000Z"});
+  std::string later;
+  require_ok(relay::export_ndjson(source, "", later));
+  CHECK(require_value(relay::import_ndjson(copy, later)).facts == 3);
+  CHECK(ends(copy) == ends(source));
+  std::string copied;
+  require_ok(relay::export_ndjson(copy, "", copied));
+  CHECK(copied.substr(copied.find('\n')) == later.substr(later.find('\n')));
+  CHECK(require_value(relay::import_ndjson(copy, later)).facts == 0);
 }
 
 TEST_CASE("import refuses to name a fact the copy lacks when it starts before an end the copy holds") {
@@ -527,10 +578,8 @@ TEST_CASE("import refuses to name a fact the copy lacks when it starts before an
   // written current, X would hold together with H as the copy has it, as a
   // crash between X's two records would leave them. The histories went apart.
   auto now = std::make_shared<std::uint64_t>(1'776'542'400'000ull);  // 2026-04-18T20:00:00Z
-  auto source_options = test_options();
-  source_options.clock = [now] { return *now; };
-  auto copy_options = test_options();
-  copy_options.clock = [] { return std::uint64_t{1'776'542'500'000ull}; };  // 20:01:40
+  const auto source_options = options_at(now);
+  const auto copy_options = options_at(std::make_shared<std::uint64_t>(1'776'542'500'000ull));  // 20:01:40
   agentctx::io::memory_file_system fs, other;
   auto source = require_value(relay::store::open(fs, "/r", source_options));
   require_value(source.assert_fact(status_of("api", "H", "2026-01-01T00:00:00Z")));
@@ -871,9 +920,8 @@ TEST_CASE("import refuses, naming the line and writing nothing: lines twice, a s
   CHECK(require_value(target.find_package("pkg_1", "proj_demo"))->package.status == relay::package_status::awaiting_review);
   // The store's own end of a session is never before its start, should the
   // clock step back.
-  auto stepping = test_options();
   auto now = std::make_shared<std::uint64_t>(1'776'542'400'000ull);
-  stepping.clock = [now] { return *now; };
+  const auto stepping = options_at(now);
   agentctx::io::memory_file_system fourth;
   auto back = require_value(relay::store::open(fourth, "/r4", stepping));
   const relay::session* started = require_value(back.start_session("proj_demo", "jordan", relay::actor_type::human));

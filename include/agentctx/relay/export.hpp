@@ -322,13 +322,11 @@ struct fact_line {
 //   must end each exactly as its line says and no other fact of the key (an
 //   export of a store that superseded or invalidated since, also a fact that
 //   was to hold later). It names the key's current fact, which must be among
-//   them; or, when the store has none, a fact the lines add that was current
-//   then: the first of the key's new lines that never held and starts after
-//   that end and after every end the store holds of the key (so that it
-//   overlaps nothing while it is current: a crash may leave it so). Written
-//   as that invalidation; the added fact is written current just before it,
-//   at its place among the new lines, or before the key's first new line
-//   when one before it is current or would be cut by the invalidation;
+//   them, or a fact the lines add that was current then (below). Written as
+//   that invalidation; an added fact is written current (superseding the
+//   store's current fact) just before it, at its place among the new lines,
+//   or before the key's first new line when one before it is current, would
+//   be cut by the invalidation or holds while the store's current fact does;
 // - the facts the store does not hold, each checked against the store as
 //   the invalidations leave it and against each other: no second current
 //   fact for a key, no time when two facts of a key hold.
@@ -347,79 +345,145 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
     (l.held ? ended : added)[key_of(l.f)].push_back(&l);
   }
   std::map<std::string, fact> after;  // fact id -> a fact the store holds, as the import leaves it
-  // A new fact written current and then invalidated at `at`, before the
-  // new line `slot` (or as it).
+  // A new fact written current (superseding the store's current fact,
+  // if any) and then invalidated at `at`, before the new line `slot` (or
+  // as it).
   struct current_then {
     const fact_line* named;
+    const fact* superseded;
     std::string at;
   };
   std::map<const fact_line*, current_then> written_before;  // by slot
   std::set<const fact_line*> named_new;
-  for (const auto& [key, key_lines] : ended) {
-    const auto& [project_id, subject, predicate] = key;
+  for (const auto& entry : ended) {
+    // (No structured bindings: clang 14 takes none into a lambda.)
+    const key_type& key = entry.first;
+    const std::vector<const fact_line*>& key_lines = entry.second;
+    const std::string& project_id = std::get<0>(key);
+    const std::string& subject = std::get<1>(key);
+    const std::string& predicate = std::get<2>(key);
     const fact_line& earliest = **std::min_element(key_lines.begin(), key_lines.end(), [](const fact_line* a, const fact_line* b) {
       return a->f.valid_to_at < b->f.valid_to_at;
     });
     const utc_instant& at = earliest.f.valid_to_at;
     const std::string& at_text = *earliest.f.valid_to;
+    const std::vector<const fact*> held_facts = s.history(project_id, subject, predicate);
     const fact* current = s.current_fact(project_id, subject, predicate);
-    const fact_line* named_line = nullptr;  // of the held current fact, or of the new one named
+
+    // The ends an invalidation of `named` (of `named_line`) at `at` gives
+    // the store's facts of the key, `named` first superseding the current
+    // fact when it is a new one: into `left`, refused unless each line of
+    // the key ends as it says (`loose`: or never held, as the fact then
+    // does, whatever its valid_to) and no other fact ends.
+    const auto ends_as_lines = [&](const fact& named, const fact_line& named_line, bool loose,
+                                   std::map<std::string, fact>& left) -> result<void> {
+      std::size_t changed = 0;
+      for (const fact* held : held_facts) {
+        fact was;  // what the invalidation and the overlap checks below read of it
+        was.fact_id = held->fact_id;
+        was.valid_from = held->valid_from;
+        was.valid_from_at = held->valid_from_at;
+        was.valid_to = held->valid_to;
+        was.valid_to_at = held->valid_to_at;
+        if (held == current && &named != current) {  // superseded by `named`
+          was.valid_to = named.valid_from;
+          was.valid_to_at = named.valid_from_at;
+        }
+        if (auto end = invalidation_end(named, was, at_text, at)) {
+          was.valid_to = std::move(end->first);
+          was.valid_to_at = std::move(end->second);
+        }
+        if (was.valid_to == held->valid_to) continue;  // left as it is, or ends where it ends already
+        ++changed;
+        left.insert_or_assign(held->fact_id, std::move(was));
+      }
+      for (const fact_line* l : key_lines) {
+        auto it = left.find(l->f.fact_id);
+        if (it == left.end() || (it->second.valid_to != l->f.valid_to &&
+                                 !(loose && it->second.never_held() && l->f.never_held()))) {
+          return other_content(*l);
+        }
+      }
+      if (changed != key_lines.size()) {
+        return fail(errc::already_exists, at_line(named_line) + "ending fact " + quote_for_message(named_line.f.fact_id) +
+                                              " as the export says would also end another fact the store holds of (" +
+                                              subject + ", " + predicate + ")");
+      }
+      return {};
+    };
+
+    // The invalidation names the store's current fact, which the lines
+    // must end; failing that, a new fact that never held, current then:
+    // the first of the key's new lines that starts after `at` and no
+    // earlier than the store's current fact starts, or (none current) than
+    // every fact of the key that held ends, so that, written current, it
+    // holds at no time another fact holds (a crash may leave it so);
+    // failing that, the store's current fact, a line of a fact that never
+    // held taken whatever its valid_to (the file's store superseded it by
+    // facts that never held either, starting at the same instant spelled
+    // otherwise).
+    std::map<std::string, fact> left;
+    result<void> fits = {};
+    const fact_line* current_line = nullptr;
     if (current != nullptr) {
       const auto named = std::find_if(key_lines.begin(), key_lines.end(),
                                       [&](const fact_line* l) { return l->f.fact_id == current->fact_id; });
       if (named == key_lines.end()) return other_content(*key_lines.front());
-      named_line = *named;
-    } else {
-      const utc_instant* held_end = nullptr;  // the latest end of a fact of the key that held
-      for (const fact* held : s.history(project_id, subject, predicate)) {
-        if (!held->never_held() && (held_end == nullptr || *held_end < held->valid_to_at)) held_end = &held->valid_to_at;
+      current_line = *named;
+      fits = ends_as_lines(*current, *current_line, false, left);
+    }
+    const fact_line* named_line = nullptr;  // a new line, named
+    if (current == nullptr || !fits) {
+      const utc_instant* starts_after = current != nullptr ? &current->valid_from_at : nullptr;
+      if (current == nullptr) {
+        for (const fact* held : held_facts) {
+          if (!held->never_held() && (starts_after == nullptr || *starts_after < held->valid_to_at)) {
+            starts_after = &held->valid_to_at;
+          }
+        }
       }
       const auto& news = added[key];
       const auto first = std::find_if(news.begin(), news.end(), [&](const fact_line* l) {
         return l->f.never_held() && *l->f.valid_to == l->f.valid_from && at < l->f.valid_from_at &&
-               (held_end == nullptr || !(l->f.valid_from_at < *held_end));
+               (starts_after == nullptr || !(l->f.valid_from_at < *starts_after));
       });
-      if (first == news.end()) {
+      if (first != news.end()) {
+        std::map<std::string, fact> by_new;
+        if (auto by_it = ends_as_lines((*first)->f, **first, false, by_new)) {
+          left = std::move(by_new);
+          fits = {};
+          named_line = *first;
+          // At its place, unless a new line before it would not be left
+          // as it is while it is current and invalidated, or would hold
+          // while the store's current fact holds.
+          const bool in_place = std::all_of(news.begin(), first, [&](const fact_line* before) {
+            auto end = invalidation_end((*first)->f, before->f, at_text, at);
+            return !before->f.is_current() && (!end || end->first == before->f.valid_to) &&
+                   (current == nullptr || !before->f.overlaps(*current));
+          });
+          written_before.emplace(in_place ? *first : news.front(), current_then{*first, current, at_text});
+          named_new.insert(*first);
+        } else if (current == nullptr) {
+          fits = std::move(by_it);
+        }
+      } else if (current == nullptr) {
         return fail(errc::already_exists,
                     at_line(*key_lines.front()) + "fact " + quote_for_message(key_lines.front()->f.fact_id) +
                         " ends earlier in the export than in the store, which holds no current fact of (" + subject +
                         ", " + predicate +
                         "): the export must add one that an invalidation then ended, starting after the store's ends");
       }
-      // At its place, unless a new line before it would not be left as it
-      // is while it is current and invalidated.
-      const bool in_place = std::all_of(news.begin(), first, [&](const fact_line* before) {
-        auto end = invalidation_end((*first)->f, before->f, at_text, at);
-        return !before->f.is_current() && (!end || end->first == before->f.valid_to);
-      });
-      named_line = *first;
-      written_before.emplace(in_place ? *first : news.front(), current_then{*first, at_text});
-      named_new.insert(*first);
     }
-    const fact& named = current != nullptr ? *current : named_line->f;
-    std::size_t changed = 0;
-    for (const fact* held : s.history(project_id, subject, predicate)) {
-      auto end = invalidation_end(named, *held, at_text, at);
-      if (!end || end->first == held->valid_to) continue;  // left as it is, or ends where it ends already
-      fact left;  // what the overlap checks below read of it
-      left.fact_id = held->fact_id;
-      left.valid_from = held->valid_from;
-      left.valid_from_at = held->valid_from_at;
-      left.valid_to = std::move(end->first);
-      left.valid_to_at = std::move(end->second);
-      ++changed;
-      after.insert_or_assign(held->fact_id, std::move(left));
+    if (!fits && current != nullptr) {
+      std::map<std::string, fact> loosely;
+      if (ends_as_lines(*current, *current_line, true, loosely)) {
+        left = std::move(loosely);
+        fits = {};
+      }
     }
-    for (const fact_line* l : key_lines) {
-      auto it = after.find(l->f.fact_id);
-      if (it == after.end() || it->second.valid_to != l->f.valid_to) return other_content(*l);
-    }
-    if (changed != key_lines.size()) {
-      return fail(errc::already_exists, at_line(*named_line) + "ending fact " + quote_for_message(named_line->f.fact_id) +
-                                            " as the export says would also end another fact the store holds of (" +
-                                            subject + ", " + predicate + ")");
-    }
-    if (current != nullptr) plan.push_back({earliest.line, invalidation_record(*current, at_text)});
+    if (!fits) return fits;
+    for (auto& [id, f] : left) after.insert_or_assign(id, std::move(f));
+    if (named_line == nullptr) plan.push_back({earliest.line, invalidation_record(*current, at_text)});
     report.facts += key_lines.size();
   }
 
@@ -466,7 +530,9 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
       const fact_line& named = *then->second.named;
       json::value wire = named.f.wire;
       wire.erase("valid_to");
-      plan.push_back({named.line, json::value::object_type{{"type", "fact"}, {"fact", std::move(wire)}}});
+      json::value record = json::value::object_type{{"type", "fact"}, {"fact", std::move(wire)}};
+      if (then->second.superseded != nullptr) record.set("supersedes", then->second.superseded->fact_id);
+      plan.push_back({named.line, std::move(record)});
       plan.push_back({named.line, invalidation_record(named.f, std::move(then->second.at))});
     }
     if (named_new.count(&l) == 0) plan.push_back({l.line, json::value::object_type{{"type", "fact"}, {"fact", l.f.wire}}});
@@ -938,11 +1004,10 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
     std::size_t in_plan = 0;
   };
   std::map<std::pair<std::string, std::string>, planned_package> planned_wire;
-  std::set<std::string> planned_fact_ids;
+  std::set<std::string> fact_line_ids;
   // The fact lines to write (held ones that the export ends otherwise, and
   // new ones), weighed together once every line is read.
   std::vector<detail::fact_line> fact_lines;
-  std::set<std::string> ended_by_import;
 
   export_line in;
   bool header_seen = false;
@@ -1210,6 +1275,7 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
       if (s.find_project(f->project_id) == nullptr && new_projects.count(f->project_id) == 0) {
         return unknown_project("fact", f->project_id);
       }
+      if (!fact_line_ids.insert(f->fact_id).second) return bad("fact " + quote_for_message(f->fact_id) + " appears twice");
       if (const fact* held = s.find_fact(f->fact_id)) {
         // Held identically, or held ended where the export has it current
         // or ending later (the store's is later), or never held in both
@@ -1228,15 +1294,11 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
           ++report.skipped;
           continue;
         }
-        if (!same_but_the_end || f->is_current() || (!held->is_current() && !(f->valid_to_at < held->valid_to_at)) ||
-            !ended_by_import.insert(f->fact_id).second) {
+        if (!same_but_the_end || f->is_current() || (!held->is_current() && !(f->valid_to_at < held->valid_to_at))) {
           return fail(errc::already_exists, where + "fact " + quote_for_message(f->fact_id) + " exists with other content");
         }
-        AGENTCTX_TRY(writable(f->project_id));
-      } else {
-        if (!planned_fact_ids.insert(f->fact_id).second) return bad("fact " + quote_for_message(f->fact_id) + " appears twice");
-        AGENTCTX_TRY(writable(f->project_id));
       }
+      AGENTCTX_TRY(writable(f->project_id));
       f->wire = *wire;
       const bool held = s.find_fact(f->fact_id) != nullptr;
       fact_lines.push_back({line_number, std::move(*f), held});

@@ -572,6 +572,43 @@ TEST_CASE("import catches a copy up when its current fact was superseded at the 
   CHECK(require_value(relay::import_ndjson(copy, later)).facts == 0);
 }
 
+TEST_CASE("import names the fact that superseded the copy's current one at its instant, whatever the order of lines") {
+  // C is to hold from 20:00:10Z; N2 supersedes it at 20:00:10.000Z, N1 N2 at
+  // 20:00:20Z; the invalidation at 20:00:02 cuts v1. Only N2, written
+  // superseding C, gives C's end as the source spells it, listed before or
+  // after N1.
+  auto now = std::make_shared<std::uint64_t>(1'776'542'400'000ull);  // 2026-04-18T20:00:00Z
+  agentctx::io::memory_file_system fs;
+  auto source = require_value(relay::store::open(fs, "/r", options_at(now)));
+  require_value(source.assert_fact(status_of("api", "v1")));
+  require_value(source.assert_fact(status_of("api", "C", "2026-04-18T20:00:10Z")));
+  std::string first;
+  require_ok(relay::export_ndjson(source, "", first));
+  require_value(source.assert_fact(status_of("api", "N2", "2026-04-18T20:00:10.000Z")));
+  require_value(source.assert_fact(status_of("api", "N1", "2026-04-18T20:00:20Z")));
+  *now += 2000;
+  CHECK(require_value(source.invalidate_fact("proj_demo", "api", "status")) == 1);
+  REQUIRE(ends(source) == std::vector<std::string>{"v1 2026-04-18T20:00:02.000Z", "C 2026-04-18T20:00:10.000Z",
+                                                   "N2 2026-04-18T20:00:10.000Z", "N1 2026-04-18T20:00:20Z"});
+  std::string later;
+  require_ok(relay::export_ndjson(source, "", later));
+  const std::size_t n2 = later.rfind('\n', later.find(R"("value":"N2")")) + 1;
+  const std::size_t n1 = later.rfind('\n', later.find(R"("value":"N1")")) + 1;
+  REQUIRE(n2 < n1);
+  std::string swapped = later;
+  const std::string n2_line = later.substr(n2, n1 - n2);
+  const std::string n1_line = later.substr(n1, later.find('\n', n1) + 1 - n1);
+  swapped.replace(n2, n2_line.size() + n1_line.size(), n1_line + n2_line);
+  for (const std::string& text : {later, swapped}) {
+    CAPTURE(text);
+    agentctx::io::memory_file_system other;
+    auto copy = require_value(relay::store::open(other, "/copy", test_options()));
+    require_value(relay::import_ndjson(copy, first));
+    CHECK(require_value(relay::import_ndjson(copy, text)).facts == 4);
+    CHECK(ends(copy) == ends(source));
+  }
+}
+
 TEST_CASE("import refuses to name a fact the copy lacks when it starts before an end the copy holds") {
   // The copy invalidated H itself, later than the source cut it by
   // invalidating X (which superseded H and was to start at 20:00:10):

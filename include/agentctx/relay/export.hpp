@@ -413,15 +413,16 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
     };
 
     // The invalidation names the store's current fact, which the lines
-    // must end; failing that, a new fact that never held, current then:
-    // the first of the key's new lines that starts after `at` and no
-    // earlier than the store's current fact starts, or (none current) than
-    // every fact of the key that held ends, so that, written current, it
-    // holds at no time another fact holds (a crash may leave it so);
-    // failing that, the store's current fact, a line of a fact that never
-    // held taken whatever its valid_to (the file's store superseded it by
-    // facts that never held either, starting at the same instant spelled
-    // otherwise).
+    // must end; failing that, a new fact that never held, current then,
+    // starting after `at`: with a current fact, one that starts where the
+    // current fact's line ends, spelled so (it supersedes it: starting
+    // later, it would end it as naming it does); with none, the first of
+    // the key's new lines that starts no earlier than every fact of the key
+    // that held ends, so that, written current, it holds at no time another
+    // fact holds (a crash may leave it so); failing that, the store's
+    // current fact, a line of a fact that never held taken whatever its
+    // valid_to (the fact that superseded it at that instant was superseded
+    // there too, spelled otherwise again).
     std::map<std::string, fact> left;
     result<void> fits = {};
     const fact_line* current_line = nullptr;
@@ -445,7 +446,8 @@ inline result<void> plan_fact_lines(const store& s, const std::vector<fact_line>
       const auto& news = added[key];
       const auto first = std::find_if(news.begin(), news.end(), [&](const fact_line* l) {
         return l->f.never_held() && *l->f.valid_to == l->f.valid_from && at < l->f.valid_from_at &&
-               (starts_after == nullptr || !(l->f.valid_from_at < *starts_after));
+               (starts_after == nullptr || !(l->f.valid_from_at < *starts_after)) &&
+               (current_line == nullptr || l->f.valid_from == *current_line->f.valid_to);
       });
       if (first != news.end()) {
         std::map<std::string, fact> by_new;

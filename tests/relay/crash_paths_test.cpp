@@ -435,9 +435,7 @@ std::string rich_export() {
 std::pair<std::string, std::string> exports_after_a_clock_set_back() {
   io::memory_file_system fs;
   auto now = std::make_shared<std::uint64_t>(1'776'542'400'000ull);
-  auto options = test_options();
-  options.clock = [now] { return *now; };
-  auto s = require_value(relay::store::open(fs, "/src", options));
+  auto s = require_value(relay::store::open(fs, "/src", options_at(now)));
   const auto assert_value = [&](std::string subject, std::string value, std::string from) {
     require_value(s.assert_fact(status_of(std::move(subject), std::move(value), std::move(from))));
   };

@@ -26,14 +26,6 @@ namespace relay_export_test {
 using namespace relay_test;
 using agentctx::errc;
 
-/// test_options() with a clock that reads `*now` (Unix milliseconds), which
-/// only the test moves.
-relay::store_options options_at(std::shared_ptr<std::uint64_t> now) {
-  relay::store_options o = test_options();
-  o.clock = [now] { return *now; };
-  return o;
-}
-
 /// "value valid_to" of each fact of (proj_demo, api, status), all ended, in
 /// the history's order.
 std::vector<std::string> ends(const relay::store& s) {

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -31,6 +32,14 @@ inline relay::store_options test_options() {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   };
+  return o;
+}
+
+/// test_options() with a clock that reads `*now` (Unix milliseconds), which
+/// only the test moves (back, too).
+inline relay::store_options options_at(std::shared_ptr<std::uint64_t> now) {
+  relay::store_options o = test_options();
+  o.clock = [now] { return *now; };
   return o;
 }
 

@@ -1278,7 +1278,8 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
         return unknown_project("fact", f->project_id);
       }
       if (!fact_line_ids.insert(f->fact_id).second) return bad("fact " + quote_for_message(f->fact_id) + " appears twice");
-      if (const fact* held = s.find_fact(f->fact_id)) {
+      const fact* held = s.find_fact(f->fact_id);
+      if (held != nullptr) {
         // Held identically, or held ended where the export has it current
         // or ending later (the store's is later), or never held in both
         // (whatever its valid_to: an invalidation before 2026-11-29 spelled
@@ -1302,8 +1303,7 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
       }
       AGENTCTX_TRY(writable(f->project_id));
       f->wire = *wire;
-      const bool held = s.find_fact(f->fact_id) != nullptr;
-      fact_lines.push_back({line_number, std::move(*f), held});
+      fact_lines.push_back({line_number, std::move(*f), held != nullptr});
     } else {
       return bad("unknown kind " + quote_for_message(*kind));
     }

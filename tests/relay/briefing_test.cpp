@@ -822,6 +822,32 @@ TEST_CASE("orient's budget drops the earlier deposit first among packages of equ
   CHECK(dropped_one);
 }
 
+TEST_CASE("orient's budget drops the fact recorded first among facts of equal valid_from and confidence") {
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  // Asserted in the order opposite to their keys' (subject) order.
+  require_value(store.assert_fact(status_of("zeta", "v", "2026-01-01T00:00:00Z")));
+  require_value(store.assert_fact(status_of("alpha", "v", "2026-01-01T00:00:00Z")));
+  const auto full = require_value(relay::orient(store, "proj_demo"));
+  const auto subjects = [](const json::value& bundle) {
+    std::vector<std::string> out;
+    for (const json::value& f : bundle.find("active_facts")->as_array()) out.push_back(f.find("subject")->as_string());
+    return out;
+  };
+  CHECK(subjects(full.bundle) == std::vector<std::string>{"alpha", "zeta"});
+  relay::orient_options o;
+  bool dropped_one = false;
+  for (std::size_t budget = full.bytes + 300; budget > 0 && !dropped_one; --budget) {
+    o.max_bytes = budget;
+    const auto r = require_value(relay::orient(store, "proj_demo", o));
+    if (r.omitted_facts == 0) continue;
+    dropped_one = true;
+    CHECK(r.omitted_facts == 1);
+    CHECK(subjects(r.bundle) == std::vector<std::string>{"alpha"});
+  }
+  CHECK(dropped_one);
+}
+
 TEST_CASE("orient and orchestrate order packages by their whole created_at, past milliseconds too") {
   agentctx::io::memory_file_system fs;
   auto store = require_value(relay::store::open(fs, "/r", test_options()));

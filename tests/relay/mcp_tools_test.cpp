@@ -16,6 +16,7 @@
 
 #include "agentctx/agdb/hash_embedder.hpp"
 #include "agentctx/io/fault_injecting_file_system.hpp"
+#include "agentctx/relay/export.hpp"
 #include "agentctx/relay/log_format.hpp"
 #include "mcp/mcp_test_support.hpp"
 #include "relay_test_support.hpp"
@@ -734,6 +735,19 @@ TEST_CASE("relay_start_session and relay_end_session: a session lists its actor'
                        "project_archived", 403);
 }
 
+TEST_CASE("relay_end_session of an imported session whose callsign is null answers within its output schema") {
+  memory_relay f;
+  require_value(relay::import_ndjson(
+      f.relay.store, R"({"session_id":"sess_x","project_id":"proj_demo","actor_id":"a","actor_type":"agent",)"
+                     R"("callsign":null,"started_at":"2026-04-01T00:00:00Z"})"
+                     "\n"));
+  auto s = f.relay.session();
+  const simdjson::dom::element ended = s.call_ok("relay_end_session", R"({"session_id":"sess_x"})");
+  check_output_schema(f.relay.store, "relay_end_session", ended);
+  CHECK(ended["callsign"].is_null());  // kept as it was written (section 12.1)
+  CHECK(ended["ended_at"].is_string());
+}
+
 TEST_CASE("relay_flag_for_review, relay_awaiting_review and relay_review: the L3 transitions") {
   memory_relay f;
   auto s = f.relay.session();
@@ -896,6 +910,29 @@ TEST_CASE("relay_assert_fact, relay_query_facts, relay_invalidate_fact: superses
   CHECK(s.call_ok("relay_query_facts", R"({"project_id":"proj_demo"})")["facts"].get_array().value().size() == 0);
   check_protocol_error(s, "relay_invalidate_fact", R"({"project_id":"proj_nope","subject":"a","predicate":"b"})",
                        "project_not_found", 404);
+  // By subject alone: by predicate, then each key's facts oldest first, not
+  // in the order asserted (the later key asserted first, and one of its facts
+  // starting before the other key's).
+  s.call_ok("relay_assert_fact",
+            R"({"project_id":"proj_demo","subject":"longmemeval_s","predicate":"a_first","value":"x",)"
+            R"("valid_from":"2026-04-20T00:00:00Z"})");
+  s.call_ok("relay_assert_fact",
+            R"({"project_id":"proj_demo","subject":"longmemeval_s","predicate":"a_first","value":"y",)"
+            R"("valid_from":"2026-04-21T00:00:00Z"})");
+  {
+    const simdjson::dom::element by_subject =
+        s.call_ok("relay_query_facts", R"({"project_id":"proj_demo","subject":"longmemeval_s"})");
+    check_output_schema(f.relay.store, "relay_query_facts", by_subject);
+    const auto values_of = [](simdjson::dom::element result) {
+      std::vector<std::string> values;
+      const simdjson::dom::array facts = result["facts"].get_array().value();
+      for (simdjson::dom::element fact : facts) values.push_back(str(fact["value"]));
+      return values;
+    };
+    CHECK(values_of(by_subject) == std::vector<std::string>{"x", "y", "95.0", "97.0"});
+    CHECK(values_of(s.call_ok("relay_query_facts", R"({"project_id":"proj_demo","predicate":"a_first"})")) ==
+          std::vector<std::string>{"x", "y"});
+  }
 }
 
 TEST_CASE("fact errors: invalid_schema, project_archived, project_not_found, and bad arguments") {

@@ -22,7 +22,8 @@
 // its created_at, a question by that of the newest package asking it, a fact
 // by its valid_from), at the same time packages before questions before
 // facts, and of one kind at the same time the earlier deposit first (a
-// question by that of the newest package asking it). The bundle then
+// question by that of the newest package asking it, a fact by its record:
+// the one asserted or imported first). The bundle then
 // carries an extension member (section 12.1) saying what was left out:
 //   "x-agentctx-budget": {"max_bytes", "bytes", "estimated_tokens",
 //     "omitted_packages": [ids], "omitted_open_questions": n, "omitted_facts": n,
@@ -270,7 +271,7 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
       int significance;
       const utc_instant* at;  // earlier = older
       int kind;
-      std::uint64_t deposit;  // of one kind at one time: smaller = older (the store's sequence)
+      std::uint64_t deposit;  // of one kind at one time: smaller = older (the store's record order)
       std::size_t index;
       std::size_t bytes;  // of its compact JSON, without a comma
     };
@@ -288,7 +289,7 @@ inline result<orientation> orient(const store& s, const std::string& project_id,
                        detail::compact_size(json::value(questions[i].text), c)});
     }
     for (std::size_t i = 0; i < facts.size(); ++i) {
-      items.push_back({detail::fact_significance(*facts[i]), &facts[i]->valid_from_at, fact_kind, 0, i,
+      items.push_back({detail::fact_significance(*facts[i]), &facts[i]->valid_from_at, fact_kind, facts[i]->sequence, i,
                        detail::compact_size(facts[i]->wire, c)});
     }
     for (const item& it : items) kept_bytes[it.kind] += it.bytes;

@@ -356,8 +356,9 @@ inline mcp::json_schema session_output_schema() {
       .required_property("project_id", json_schema::string())
       .required_property("actor_id", json_schema::string())
       .required_property("actor_type", json_schema::string())
-      .property("callsign", json_schema::string().description("adjective-noun, e.g. coral-heron (an imported "
-                                                               "session may have none)"))
+      .property("callsign", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null})
+                                .description("adjective-noun, e.g. coral-heron (an imported session may have none: "
+                                             "absent or null, as it was written)"))
       .required_property("started_at", json_schema::string())
       .required_property("ended_at", json_schema::any_of_types({mcp::json_type::string, mcp::json_type::null})
                                          .description("When it ended; null while it is open"))
@@ -657,14 +658,9 @@ inline mcp::tool_result query_facts_tool(mcp_tool_state& state, simdjson::dom::o
     for (const fact* f : state.relay->facts(project_id, at_instant)) {
       if (matches(f)) facts.push_back(f);
     }
-  } else if (subject && predicate) {
-    query = "history";
-    facts = state.relay->history(project_id, *subject, *predicate);
   } else if (subject || predicate) {
     query = "history";
-    for (const fact* f : state.relay->all_facts(project_id)) {
-      if (matches(f)) facts.push_back(f);
-    }
+    facts = state.relay->histories(project_id, subject, predicate);
   } else {
     facts = state.relay->facts(project_id);
   }
@@ -766,7 +762,7 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
        detail::invalidate_input_schema(), detail::invalidate_output_schema(), detail::invalidate_tool},
       {"relay_query_facts", "Query facts",
        "Reads a project's facts: the current ones; with at, the ones that held at that time; with subject "
-       "and/or predicate (and no at), their whole history, ended facts included, oldest first.",
+       "and/or predicate (and no at), their whole history, ended facts included: by subject, then predicate, each key's facts oldest first.",
        detail::query_facts_input_schema(), detail::query_facts_output_schema(), detail::query_facts_tool},
       {"relay_awaiting_review", "List packages awaiting review",
        "Lists the packages of a project whose status is awaiting_review, oldest first.", detail::project_input_schema(),

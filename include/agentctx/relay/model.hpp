@@ -196,6 +196,7 @@ struct fact {
   double confidence = 1.0;
   std::optional<actor> asserted_by;
   std::vector<std::string> tags;
+  std::uint64_t sequence = 0;  ///< its record's order among a store's facts, from 0 (set by the store)
 
   bool is_current() const noexcept { return !valid_to.has_value(); }
   /// valid_from <= t < valid_to (an absent valid_to is +infinity).

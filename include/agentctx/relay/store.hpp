@@ -815,6 +815,21 @@ class store {
     return out;
   }
 
+  /// Every fact of the keys of a project with `subject` and `predicate`
+  /// (either absent: any), current and ended: by subject, then predicate,
+  /// each key's facts oldest first, as history() lists them.
+  std::vector<const fact*> histories(const std::string& project_id, const std::optional<std::string>& subject,
+                                     const std::optional<std::string>& predicate) const {
+    std::vector<const fact*> out;
+    const auto* state = find_project_state(project_id);
+    if (state == nullptr) return out;
+    for (const auto& [key, indexes] : state->facts) {
+      if ((subject && key.first != *subject) || (predicate && key.second != *predicate)) continue;
+      for (std::size_t index : indexes) out.push_back(&facts_[index]);
+    }
+    return out;
+  }
+
   /// The current facts of a project (by subject, then predicate); at `t`
   /// when given (parse_rfc3339_utc_instant), the facts that held then.
   std::vector<const fact*> facts(const std::string& project_id, const std::optional<utc_instant>& t = {}) const {
@@ -2115,6 +2130,7 @@ class store {
       });
     }
     history.insert(at, index);
+    f->sequence = index;
     facts_.push_back(std::move(*f));
     return {};
   }

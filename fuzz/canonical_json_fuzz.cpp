@@ -13,7 +13,8 @@
 //       (idempotence);
 //       serialize(parse(x)) is byte-identical to canonicalize(x) (a
 //       differential test: canonicalize parses the text itself in one pass,
-//       json/detail/canonical_text.hpp, while parse reads it with simdjson);
+//       json/detail/canonical_text.hpp, while parse reads it with simdjson),
+//       and so are the pieces serialize_to gives, joined;
 //       its objects' members are in the form's order with no name twice,
 //       and the relay form has no member whose value is null;
 //       the jcs text parses to the same tree as x (numbers read back to the
@@ -124,6 +125,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto serialized = second().serialize(*tree, form);
     require(serialized.has_value());
     require(*serialized == canonical);
+    std::string pieces;
+    require(second().serialize_to(*tree, form, [&](std::string_view piece) { pieces += piece; }).has_value());
+    require(pieces == canonical);
 
     // Order, nulls, and the same data.
     auto reparsed = second().parse(canonical);

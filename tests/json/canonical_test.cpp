@@ -9,7 +9,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -285,6 +287,47 @@ TEST_CASE("a tree a program built is checked as it is written") {
   json::value deep;
   for (int i = 0; i < 1100; ++i) deep = json::value::array_type{std::move(deep)};
   CHECK_FALSE(json::serialize(deep).has_value());
+}
+
+TEST_CASE("serialize_to gives a tree's canonical form in pieces, never held whole, and stops at a problem") {
+  // About 2.5 MB of canonical text: more than one spill of the buffer, a
+  // long string (longer than a spill) among the numbers.
+  json::value::array_type items;
+  for (int i = 0; i < 200000; ++i) items.emplace_back(i * 1.25e-3);
+  items.emplace_back(std::string(300000, 'x') + "\n");
+  for (int i = 0; i < 50000; ++i) {
+    items.emplace_back(json::value::object_type{{"b", i}, {"a", nullptr}, {"\xC3\xA9", "caf\xC3\xA9"}});
+  }
+  const json::value tree(std::move(items));
+  canonicalizer c;
+  for (const canonical_form form : {canonical_form::relay, canonical_form::jcs}) {
+    const std::string whole(test_support::require_value(c.serialize(tree, form)));
+    std::string joined;
+    std::size_t pieces = 0;
+    std::size_t largest = 0;
+    test_support::require_ok(c.serialize_to(tree, form, [&](std::string_view piece) {
+      joined += piece;
+      ++pieces;
+      largest = std::max(largest, piece.size());
+    }));
+    CHECK(joined == whole);
+    CHECK(pieces > 10);
+    // A piece holds at most 64 KiB and the room one item needed (up to six
+    // bytes for each byte of the long string): far from the whole.
+    CHECK(largest <= (64 << 10) + 6 * 300003);
+    CHECK(largest < whole.size() / 2);
+  }
+  // A problem after some pieces were given: an error, as serialize() says it.
+  json::value::array_type late(100000, json::value(1.5));
+  late.emplace_back(std::nan(""));
+  std::size_t given = 0;
+  const auto failed = c.serialize_to(json::value(std::move(late)), canonical_form::relay,
+                                     [&](std::string_view piece) { given += piece.size(); });
+  REQUIRE_FALSE(failed.has_value());
+  CHECK(failed.error().message == "a number is NaN or infinite, which JSON cannot express");
+  CHECK(given > 0);
+  // The canonicalizer is whole again after it: the next form is right.
+  CHECK(test_support::require_value(c.serialize(json::value::object_type{{"b", 1}, {"a", 2}})) == R"({"a":2,"b":1})");
 }
 
 namespace {

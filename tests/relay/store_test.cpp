@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <thread>
@@ -55,6 +56,27 @@ TEST_CASE("an absent package_id is generated as pkg_ and 32 hex digits, and cove
   CHECK(id.size() == 36);
   CHECK(id.starts_with("pkg_"));
   CHECK(out.package->hash == require_value(relay::content_hash(out.package->package.wire)));
+}
+
+TEST_CASE("a large package's hash, computed as its canonical form is written, is SHA-256 over that whole form") {
+  json::value big = package("pkg_big");
+  json::value::array_type numbers;
+  for (int i = 0; i < 300000; ++i) numbers.emplace_back(i * 1e17);  // 1e21 and past it: exponent forms too
+  big.set("x-data", std::move(numbers));
+  const std::string canonical = require_value(json::serialize(big));
+  REQUIRE(canonical.size() > 1000000);
+  const std::string expected = agentctx::sha256_text(canonical);
+  CHECK(require_value(relay::content_hash(big)) == expected);
+  agentctx::io::memory_file_system fs;
+  auto store = require_value(relay::store::open(fs, "/r", test_options()));
+  CHECK(require_value(store.deposit(big)).package->hash == expected);
+  // A failure part way leaves the next hash right (the hasher starts anew).
+  json::value bad = big;
+  for (auto& [name, member] : bad.as_object()) {
+    if (name == "x-data") member.as_array().emplace_back(std::nan(""));
+  }
+  CHECK_FALSE(relay::content_hash(bad).has_value());
+  CHECK(require_value(relay::content_hash(big)) == expected);
 }
 
 TEST_CASE("the state survives reopening, and a reader sees it") {

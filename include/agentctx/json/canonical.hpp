@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -178,12 +179,20 @@ inline char* write_escaped(char* out, std::string_view text) noexcept {
 
 // A growable output buffer written through a cursor: a std::string kept at
 // its full size between uses (so reuse never zero-fills), `used` bytes valid.
+// Given a spill function, it hands what it holds to that function rather
+// than hold more than spill_threshold bytes, or past them the room one write
+// asked for, so a large output is never held whole (spill_rest() hands over
+// the last bytes).
 class output_buffer {
  public:
-  explicit output_buffer(std::string& storage) : storage_(storage) {
+  using spill_function = void (*)(void* context, std::string_view bytes);
+  static constexpr std::size_t spill_threshold = std::size_t{64} << 10;
+
+  explicit output_buffer(std::string& storage, spill_function spill = nullptr, void* spill_context = nullptr)
+      : storage_(storage), spill_(spill), spill_context_(spill_context) {
     if (storage_.size() < 4096) storage_.resize(4096);
     cursor_ = storage_.data();
-    end_ = cursor_ + storage_.size();
+    end_ = cursor_ + window(0);
   }
   /// Makes room for `n` more bytes; returns the cursor.
   char* room(std::size_t n) {
@@ -201,14 +210,31 @@ class output_buffer {
   }
   std::size_t used() const noexcept { return static_cast<std::size_t>(cursor_ - storage_.data()); }
 
+  /// Hands the bytes held to the spill function (there must be one).
+  void spill_rest() {
+    if (used() != 0) spill_(spill_context_, std::string_view(storage_.data(), used()));
+    cursor_ = storage_.data();
+  }
+
  private:
   void grow(std::size_t n) {
+    if (spill_ != nullptr && used() != 0 && used() + n > spill_threshold) spill_rest();
     const std::size_t at = used();
-    storage_.resize(std::max(storage_.size() * 2, at + n));
+    if (storage_.size() < at + n) storage_.resize(std::max(storage_.size() * 2, at + n));
     cursor_ = storage_.data() + at;
-    end_ = storage_.data() + storage_.size();
+    end_ = storage_.data() + window(at + n);
+  }
+
+  // The bytes the cursor may reach: all of the storage, or with a spill
+  // function (storage kept large by an earlier use included) the threshold,
+  // or past it the `needed` bytes alone.
+  std::size_t window(std::size_t needed) const noexcept {
+    if (spill_ == nullptr) return storage_.size();
+    return std::max(needed, std::min(storage_.size(), spill_threshold));
   }
   std::string& storage_;
+  spill_function spill_;
+  void* spill_context_;
   char* cursor_;
   char* end_;
 };
@@ -376,6 +402,24 @@ class canonicalizer {
     detail::canonical_writer writer(buffer, form, value_scratch_);
     if (!writer.write(&root, 0)) return unexpected(std::move(writer.failure()));
     return std::string_view(out_.data(), buffer.used());
+  }
+
+  /// The canonical form of a tree given to `sink` (callable with a
+  /// std::string_view) in successive pieces, in order, so that it is never
+  /// held whole: what a hash of a large tree needs. On an error the pieces
+  /// given so far are a prefix of nothing; the caller discards them.
+  template <class Sink>
+  result<void> serialize_to(const value& root, canonical_form form, Sink&& sink) {
+    value_scratch_.clear();
+    auto* const target = std::addressof(sink);
+    detail::output_buffer buffer(
+        out_,
+        [](void* context, std::string_view bytes) { (*static_cast<decltype(target)>(context))(bytes); },
+        const_cast<void*>(static_cast<const void*>(target)));
+    detail::canonical_writer writer(buffer, form, value_scratch_);
+    if (!writer.write(&root, 0)) return unexpected(std::move(writer.failure()));
+    buffer.spill_rest();
+    return {};
   }
 
   /// Parses JSON text with the canonicalizer's checks (duplicate member

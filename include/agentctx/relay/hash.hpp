@@ -29,10 +29,18 @@ inline std::string content_hash_of_canonical(std::string_view canonical_bytes) {
 
 /// The content hash of a package (or any JSON value): SHA-256 over its
 /// Appendix A canonical form. Errors: those of json::canonicalizer::serialize.
+/// The canonical form is hashed as it is written, never held whole.
 inline result<std::string> content_hash(const json::value& package, json::canonicalizer& canonicalizer) {
-  auto bytes = canonicalizer.serialize(package, json::canonical_form::relay);
-  if (!bytes) return unexpected(std::move(bytes).error());
-  return content_hash_of_canonical(*bytes);
+  thread_local sha256_hasher hasher;
+  auto written = canonicalizer.serialize_to(package, json::canonical_form::relay,
+                                            [](std::string_view bytes) { hasher.update(bytes); });
+  if (!written) {
+    hasher.reset();
+    return unexpected(std::move(written).error());
+  }
+  std::string out(content_hash_prefix);
+  out += to_hex(hasher.finish());
+  return out;
 }
 
 inline result<std::string> content_hash(const json::value& package) {

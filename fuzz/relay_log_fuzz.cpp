@@ -19,7 +19,8 @@
 //         was without one. salvage_records() accounts for every byte; when open
 //         refuses the log, store::repair() succeeds and the store then opens
 //         with exactly the records repair kept (and one per project it
-//         recreated).
+//         recreated). A log the reader opens exports, and the export
+//         imports into an empty store.
 // A broken rule traps (__builtin_trap), so libFuzzer keeps the input.
 //
 // Seeds: fuzz/seeds/relay_log_fuzz/. Build and run (clang only):
@@ -33,6 +34,7 @@
 
 #include "agentctx/io/memory_file_system.hpp"
 #include "agentctx/json/canonical.hpp"
+#include "agentctx/relay/export.hpp"
 #include "agentctx/relay/hash.hpp"
 #include "agentctx/relay/log_format.hpp"
 #include "agentctx/relay/store.hpp"
@@ -127,6 +129,16 @@ void fuzz_log(std::string_view body, std::uint32_t version) {
     // Every kept record, plus one per project repair recreated.
     require(reopened->record_count() == repaired->records_kept + repaired->recreated.size());
     return;
+  }
+  {
+    // What a reader reads can be exported, and the export imports into an
+    // empty store (docs/format/relay-store.md: what canonical JSON reads).
+    std::string exported;
+    require(relay::export_ndjson(*reader, "", exported).has_value());
+    io::memory_file_system other;
+    auto copy = relay::store::open(other, "/c", options(false));
+    require(copy.has_value());
+    require(relay::import_ndjson(*copy, exported).has_value());
   }
   std::size_t records = 0;
   {

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -289,6 +290,11 @@ TEST_CASE("a tree a program built is checked as it is written") {
   CHECK_FALSE(json::serialize(deep).has_value());
 }
 
+namespace {
+std::string function_sink_bytes;
+void function_sink(std::string_view piece) { function_sink_bytes += piece; }
+}  // namespace
+
 TEST_CASE("serialize_to gives a tree's canonical form in pieces, never held whole, and stops at a problem") {
   // About 2.5 MB of canonical text: more than one spill of the buffer, a
   // long string (longer than a spill) among the numbers.
@@ -328,6 +334,12 @@ TEST_CASE("serialize_to gives a tree's canonical form in pieces, never held whol
   CHECK(given > 0);
   // The canonicalizer is whole again after it: the next form is right.
   CHECK(test_support::require_value(c.serialize(json::value::object_type{{"b", 1}, {"a", 2}})) == R"({"a":2,"b":1})");
+  // So it is after a sink that throws; and a function's name is a sink.
+  CHECK_THROWS_AS(static_cast<void>(c.serialize_to(tree, canonical_form::relay,
+                                                   [](std::string_view) { throw std::runtime_error("full"); })),
+                  std::runtime_error);
+  test_support::require_ok(c.serialize_to(json::value::object_type{{"b", 1}, {"a", 2}}, canonical_form::relay, function_sink));
+  CHECK(function_sink_bytes == R"({"a":2,"b":1})");
 }
 
 namespace {
@@ -398,6 +410,24 @@ TEST_CASE("invalid_utf8_path names where the first string that is not UTF-8 is")
   for (const auto& c : cases) {
     CAPTURE(json::to_text(c.first));
     CHECK(json::invalid_utf8_path(c.first) == c.second);
+  }
+}
+
+TEST_CASE("parse refuses nesting past 1024 levels as canonicalize does, empty containers at the 1025th too") {
+  for (const char* pair : {"[]", "{}"}) {
+    const auto nest = [&](int levels) {
+      std::string text;
+      for (int i = 0; i < levels - 1; ++i) text += "[";
+      text += pair;
+      for (int i = 0; i < levels - 1; ++i) text += "]";
+      return text;
+    };
+    CHECK(json::parse(nest(1024)).has_value());
+    const auto refused = json::parse(nest(1025));
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message == "arrays and objects nest deeper than 1024 levels");
+    CHECK(refused.error().offset == 1024);  // where canonicalize() says it is
+    CHECK_FALSE(json::canonicalize(nest(1025)).has_value());
   }
 }
 

@@ -898,6 +898,12 @@ TEST_CASE("import refuses, naming the line and writing nothing: lines twice, a s
        "line 7: fact \"fact_second\" would be a second current fact of (dashboard, status) in the import"},
       {"a record too large for the log", text_of(inserted(5, big_line)), errc::invalid_argument,
        "line 6: the record would be "},
+      {"a status line whose note is not a string", text_of([&] {
+         std::vector<json::value> changed = lines;
+         changed[4].set("note", 5);
+         return changed;
+       }()),
+       errc::invalid_argument, "line 5: status line's note is not a string"},
   };
   for (const refusal& r : refusals) {
     CAPTURE(r.name);

@@ -1545,6 +1545,85 @@ TEST_CASE("open names a package record that does not apply") {
   CHECK(refused.error().offset == log_of({payloads[0], payloads[1]}).size());
 }
 
+TEST_CASE("open refuses records an export of the store could not carry, and record members of the wrong type") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    auto draft = package("pkg_0");
+    draft.set("status", "draft");
+    require_value(store.deposit(std::move(draft)));
+    require_value(store.assert_fact(status_of("moon", "far", "2026-01-01T00:00:00Z")));
+  }
+  const std::vector<std::string> sound = record_payloads(log_bytes(fs));
+  REQUIRE(sound.size() == 2);
+  const std::string fact_id = require_value(relay::store::open(fs, "/r", test_options())).facts("proj_demo")[0]->fact_id;
+  const std::string status_head =
+      R"({"type":"status","project_id":"proj_demo","package_id":"pkg_0","status":"complete","review_type":"none",)";
+  std::string hash_now;
+  {
+    json::value completed = require_value(relay::store::open(fs, "/r", test_options())).find_package("pkg_0").value()->package.wire;
+    completed.set("status", "complete");
+    hash_now = require_value(relay::content_hash(completed));
+  }
+  const std::string tail = R"(,"hash":")" + hash_now + R"("})";
+  // A package nesting 1024 levels: its record nests 1025, deeper than any
+  // JSON text canonical JSON reads (export and import could not carry it).
+  json::value deep = package("pkg_deep");
+  json::value nested = json::value::array_type{};
+  for (int i = 0; i < 1022; ++i) nested = json::value::array_type{std::move(nested)};
+  deep.set("x-deep", std::move(nested));
+  const std::string deep_record =
+      R"({"type":"package","hash":")" + require_value(relay::content_hash(deep)) + R"(","package":)" +
+      json::to_text(deep) + "}";
+  const struct {
+    std::string record;
+    std::string message;
+  } cases[] = {
+      {deep_record, "arrays and objects nest deeper than 1024 levels"},
+      {status_head + R"("at":"yesterday")" + tail, "status record's at is not an RFC 3339 timestamp"},
+      {status_head + R"("at":"2026-02-30T00:00:00Z")" + tail, "status record's at is not an RFC 3339 timestamp"},
+      {status_head + R"("at":"2026-03-01T00:00:00Z","note":5)" + tail, "status record's note is not a string"},
+      {R"({"type":"fact","supersedes":7,"fact":{"fact_id":"fact_2","project_id":"proj_demo","subject":"sun",)"
+       R"("predicate":"status","value":"near","valid_from":"2026-01-02T00:00:00Z","created_at":"2026-01-02T00:00:00Z"}})",
+       "fact record's supersedes is not a string"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.message);
+    write_log(fs, log_of({sound[0], sound[1], c.record}));
+    const auto refused = relay::store::open(fs, "/r", test_options());
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().code == errc::corrupt);
+    CHECK(refused.error().message.find(c.message) != std::string::npos);
+    CHECK(refused.error().offset == log_of({sound[0], sound[1]}).size());
+  }
+  // Each read as sound when it is right: a package nesting 1023 levels, an
+  // `at` with an offset, a note null (absent) or a string, supersedes null.
+  json::value shallow = package("pkg_deep");
+  json::value less = json::value::array_type{};
+  for (int i = 0; i < 1021; ++i) less = json::value::array_type{std::move(less)};
+  shallow.set("x-deep", std::move(less));
+  const std::string sound_cases[] = {
+      R"({"type":"package","hash":")" + require_value(relay::content_hash(shallow)) + R"(","package":)" +
+          json::to_text(shallow) + "}",
+      status_head + R"("at":"2026-03-01T01:00:00+01:00","note":null)" + tail,
+      status_head + R"("at":"2026-03-01T00:00:00Z","note":"done")" + tail,
+      R"({"type":"fact","supersedes":null,"fact":{"fact_id":"fact_2","project_id":"proj_demo","subject":"sun",)"
+      R"("predicate":"status","value":"near","valid_from":"2026-01-02T00:00:00Z","created_at":"2026-01-02T00:00:00Z"}})",
+  };
+  for (const std::string& record : sound_cases) {
+    CAPTURE(record.substr(0, 120));
+    write_log(fs, log_of({sound[0], sound[1], record}));
+    auto opened = relay::store::open(fs, "/r", test_options());
+    REQUIRE_MESSAGE(opened.has_value(), opened.error().message);
+    std::string exported;
+    require_value(relay::export_ndjson(*opened, "", exported));
+    agentctx::io::memory_file_system other_fs;
+    auto copy = require_value(relay::store::open(other_fs, "/r", test_options()));
+    require_value(relay::import_ndjson(copy, exported));
+  }
+  CHECK(fact_id.starts_with("fact_"));
+}
+
 TEST_CASE("a record that has no canonical form is the caller's invalid input, and nothing is written") {
   agentctx::io::memory_file_system fs;
   auto store = open_store(fs);

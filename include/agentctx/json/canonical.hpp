@@ -44,7 +44,6 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -406,16 +405,17 @@ class canonicalizer {
 
   /// The canonical form of a tree given to `sink` (callable with a
   /// std::string_view) in successive pieces, in order, so that it is never
-  /// held whole: what a hash of a large tree needs. On an error the pieces
-  /// given so far are a prefix of nothing; the caller discards them.
+  /// held whole: what a hash of a large tree needs. On an error (or an
+  /// exception, the sink's or a failed allocation) the pieces given so far
+  /// are a prefix of nothing; the caller discards them. The sink must not
+  /// use this canonicalizer.
   template <class Sink>
   result<void> serialize_to(const value& root, canonical_form form, Sink&& sink) {
     value_scratch_.clear();
-    auto* const target = std::addressof(sink);
+    const auto call = [&sink](std::string_view bytes) { sink(bytes); };  // a function's name too
     detail::output_buffer buffer(
-        out_,
-        [](void* context, std::string_view bytes) { (*static_cast<decltype(target)>(context))(bytes); },
-        const_cast<void*>(static_cast<const void*>(target)));
+        out_, [](void* context, std::string_view bytes) { (*static_cast<const decltype(call)*>(context))(bytes); },
+        const_cast<void*>(static_cast<const void*>(&call)));
     detail::canonical_writer writer(buffer, form, value_scratch_);
     if (!writer.write(&root, 0)) return unexpected(std::move(writer.failure()));
     buffer.spill_rest();
@@ -483,6 +483,9 @@ class canonicalizer {
       case value::kind::number: return value(detail::number_of(node));
       case value::kind::string: return value(detail::string_of(node));
       case value::kind::array: {
+        // simdjson reads one level more (its limit counts a scalar inside
+        // the innermost container): empty containers there are refused here.
+        if (depth >= max_nesting_depth) return unexpected(make_error(errc::invalid_value, too_deep_message));
         value::array_type items;
         simdjson::dom::array elements;
         if (node.get_array().get(elements) != simdjson::SUCCESS) return value();
@@ -495,6 +498,7 @@ class canonicalizer {
         return value(std::move(items));
       }
       case value::kind::object: {
+        if (depth >= max_nesting_depth) return unexpected(make_error(errc::invalid_value, too_deep_message));
         value::object_type members;
         simdjson::dom::object object;
         if (node.get_object().get(object) != simdjson::SUCCESS) return value();

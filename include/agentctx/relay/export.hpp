@@ -1220,6 +1220,8 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
       const std::string* at = detail::string_member(object, "at");
       const std::string* hash = detail::string_member(object, "hash");
       if (!project_id || !package_id || !status || !review || !at || !hash) return bad("status line lacks a member");
+      const std::string* note = nullptr;
+      if (!detail::optional_string_member(object, "note", note)) return bad("status line's note is not a string");
       const auto key = std::make_pair(*project_id, *package_id);
       auto planned = planned_wire.find(key);
       if (planned == planned_wire.end()) return bad("status change of a package the export has not shown before");
@@ -1245,7 +1247,6 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
         // The store holds this package's change number `seen` already: the
         // same one, or the two stores' review histories went apart.
         const status_change& mine = (*s.find_package(*package_id, *project_id))->changes[seen - 1];
-        const std::string* note = detail::string_member(object, "note");
         if (mine.hash != *hash || mine.at != *at || to_string(mine.review) != *review ||
             mine.note != (note != nullptr ? std::optional<std::string>(*note) : std::nullopt)) {
           return fail(errc::already_exists, where + "status change " + std::to_string(seen) + " of package " +
@@ -1265,7 +1266,7 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
                                                     {"package_id", *package_id}, {"status", *status},
                                                     {"review_type", *review}, {"at", *at},
                                                     {"hash", *hash}};
-      if (const std::string* note = detail::string_member(object, "note")) record.set("note", *note);
+      if (note != nullptr) record.set("note", *note);
       plan.push_back({line_number, std::move(record)});
       ++report.status_changes;
     } else if (*kind == "fact") {

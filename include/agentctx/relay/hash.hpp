@@ -32,12 +32,10 @@ inline std::string content_hash_of_canonical(std::string_view canonical_bytes) {
 /// The canonical form is hashed as it is written, never held whole.
 inline result<std::string> content_hash(const json::value& package, json::canonicalizer& canonicalizer) {
   thread_local sha256_hasher hasher;
+  hasher.reset();  // an exception may have left a message part way (a failed allocation)
   auto written = canonicalizer.serialize_to(package, json::canonical_form::relay,
                                             [](std::string_view bytes) { hasher.update(bytes); });
-  if (!written) {
-    hasher.reset();
-    return unexpected(std::move(written).error());
-  }
+  if (!written) return unexpected(std::move(written).error());
   std::string out(content_hash_prefix);
   out += to_hex(hasher.finish());
   return out;

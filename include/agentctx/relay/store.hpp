@@ -305,6 +305,14 @@ inline const std::string* string_member(const json::value& object, std::string_v
   return v != nullptr && v->is_string() ? &v->as_string() : nullptr;
 }
 
+// An optional string member of a record or line: null when absent or null,
+// false when of another type.
+inline bool optional_string_member(const json::value& object, std::string_view name, const std::string*& out) {
+  const json::value* v = object.find(name);
+  out = v != nullptr && v->is_string() ? &v->as_string() : nullptr;
+  return v == nullptr || v->is_null() || v->is_string();
+}
+
 // The log record that invalidates the current fact `f` at `valid_to`.
 inline json::value invalidation_record(const fact& f, std::string valid_to) {
   return json::value::object_type{{"type", "invalidate"},
@@ -2047,6 +2055,10 @@ class store {
     if (!project_id || !package_id || !status_text || !review_text || !at || !hash) {
       return fail(errc::corrupt, "status record lacks a member");
     }
+    const std::string* note = nullptr;
+    if (!detail::optional_string_member(record, "note", note)) return fail(errc::corrupt, "status record's note is not a string");
+    // Any offset, as import reads a status line's time.
+    if (!parse_rfc3339_utc_instant(*at)) return fail(errc::corrupt, "status record's at is not an RFC 3339 timestamp");
     const auto status = parse_package_status(*status_text);
     const auto review = parse_review_type(*review_text);
     if (!status || !review) return fail(errc::corrupt, "status record holds an unknown status or review type");
@@ -2074,7 +2086,7 @@ class store {
     change.status = *status;
     change.review = *review;
     change.at = *at;
-    if (const std::string* note = detail::string_member(record, "note")) change.note = *note;
+    if (note != nullptr) change.note = *note;
     change.hash = *hash;
     p.changes.push_back(std::move(change));
     return {};
@@ -2095,7 +2107,10 @@ class store {
     const fact* current = existing != nullptr && !existing->empty() && facts_[existing->back()].is_current()
                               ? &facts_[existing->back()]
                               : nullptr;
-    const std::string* supersedes = detail::string_member(record, "supersedes");
+    const std::string* supersedes = nullptr;
+    if (!detail::optional_string_member(record, "supersedes", supersedes)) {
+      return fail(errc::corrupt, "fact record's supersedes is not a string");
+    }
     if (f->is_current()) {
       // Exactly the current fact of the key is superseded: never two current.
       if ((current != nullptr) != (supersedes != nullptr)) {

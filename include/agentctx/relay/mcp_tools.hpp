@@ -762,7 +762,8 @@ inline result<void> add_mcp_tools(mcp::tool_registry& registry, store& relay, ag
        detail::invalidate_input_schema(), detail::invalidate_output_schema(), detail::invalidate_tool},
       {"relay_query_facts", "Query facts",
        "Reads a project's facts: the current ones; with at, the ones that held at that time; with subject "
-       "and/or predicate (and no at), their whole history, ended facts included: by subject, then predicate, each key's facts oldest first.",
+       "and/or predicate (and no at), their whole history, ended facts included: by subject, then predicate, "
+       "each key's facts oldest first.",
        detail::query_facts_input_schema(), detail::query_facts_output_schema(), detail::query_facts_tool},
       {"relay_awaiting_review", "List packages awaiting review",
        "Lists the packages of a project whose status is awaiting_review, oldest first.", detail::project_input_schema(),

@@ -2056,7 +2056,9 @@ class store {
       return fail(errc::corrupt, "status record lacks a member");
     }
     const std::string* note = nullptr;
-    if (!detail::optional_string_member(record, "note", note)) return fail(errc::corrupt, "status record's note is not a string");
+    if (!detail::optional_string_member(record, "note", note)) {
+      return fail(errc::corrupt, "status record's note is not a string");
+    }
     // Any offset, as import reads a status line's time.
     if (!parse_rfc3339_utc_instant(*at)) return fail(errc::corrupt, "status record's at is not an RFC 3339 timestamp");
     const auto status = parse_package_status(*status_text);

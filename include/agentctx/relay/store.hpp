@@ -1936,7 +1936,8 @@ class store {
     const std::vector<std::size_t>* history = fact_history(*project_id, *subject, *predicate);
     const fact* current =
         history != nullptr && !history->empty() && facts_[history->back()].is_current() ? &facts_[history->back()] : nullptr;
-    const std::string* supersedes = detail::string_member(record, "supersedes");
+    const std::string* supersedes = nullptr;
+    if (!detail::optional_string_member(record, "supersedes", supersedes)) return std::nullopt;  // damage: dropped
     repair_relink relink;
     relink.fact_id = *fact_id;
     if (supersedes != nullptr && fact_by_id_.count(*supersedes) == 0) {
@@ -2055,10 +2056,9 @@ class store {
     if (!project_id || !package_id || !status_text || !review_text || !at || !hash) {
       return fail(errc::corrupt, "status record lacks a member");
     }
-    const std::string* note = nullptr;
-    if (!detail::optional_string_member(record, "note", note)) {
-      return fail(errc::corrupt, "status record's note is not a string");
-    }
+    // A note of another type is read as none: imports before 2026-11-27
+    // copied an export line's note into the record as it was.
+    const std::string* note = detail::string_member(record, "note");
     // Any offset, as import reads a status line's time.
     if (!parse_rfc3339_utc_instant(*at)) return fail(errc::corrupt, "status record's at is not an RFC 3339 timestamp");
     const auto status = parse_package_status(*status_text);

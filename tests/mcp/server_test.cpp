@@ -248,6 +248,37 @@ TEST_CASE("batches: answered as arrays under 2025-03-26, refused under the other
   CHECK(make_session().send(R"([{"jsonrpc":"2.0","id":2,"method":"ping"}])")->find("-32600") != std::string::npos);
 }
 
+TEST_CASE("nesting: 1,024 levels of arrays and objects are read, as JSON.parse counts them; 1,025 are a parse error") {
+  mcp_test::session s = make_session();
+  // A ping whose params hold arrays nested so that the line nests `levels`
+  // deep (the message is one level, params another), innermost `inner`.
+  const auto ping = [](int id, unsigned levels, std::string_view inner) {
+    const std::size_t arrays = levels - 2;
+    return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"method":"ping","params":{"x":)" +
+           std::string(arrays, '[') + std::string(inner) + std::string(arrays, ']') + "}}";
+  };
+  const auto answered = [](int id) { return R"({"jsonrpc":"2.0","id":)" + std::to_string(id) + R"(,"result":{}})"; };
+  // simdjson's own limit counts a scalar in the innermost container as a level.
+  CHECK(*s.send(ping(1, 1024, "1")) == answered(1));
+  CHECK(*s.send(ping(2, 1024, R"("s",null,true,-0.5)")) == answered(2));
+  CHECK(*s.send(ping(3, 1024, "")) == answered(3));
+  CHECK(*s.send(ping(4, 1023, "[]")) == answered(4));
+  const std::string too_deep =
+      R"({"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error: )" +
+      std::string(simdjson::error_message(simdjson::DEPTH_ERROR)) + R"("}})";
+  CHECK(*s.send(ping(5, 1024, "[]")) == too_deep);
+  CHECK(*s.send(ping(6, 1024, "{}")) == too_deep);
+  CHECK(*s.send(ping(7, 1024, "[1]")) == too_deep);
+  CHECK(*s.send(ping(8, 1024, R"(1,[[]])")) == too_deep);
+  CHECK(*s.send(std::string(1025, '[') + std::string(1025, ']')) == too_deep);
+  CHECK(s.send(std::string(1024, '[') + std::string(1024, ']'))->find(R"("code":-32600)") != std::string::npos);
+  // With long integers widened (the parse is repeated) the limits are the same.
+  CHECK(*s.send(ping(9, 1024, "123456789012345678901234567890")) == answered(9));
+  CHECK(*s.send(ping(10, 1024, "[123456789012345678901234567890]")) == too_deep);
+  // The deeper parse keeps no state: ordinary lines after it are answered.
+  CHECK(*s.send(ping(11, 3, "")) == answered(11));
+}
+
 TEST_CASE("oversized lines, parse errors and the log") {
   mcp_test::session s = make_session({64, 256});
   REQUIRE(s.send(R"({"jsonrpc":"2.0","id":1,"method":"ping"})").has_value());

@@ -49,6 +49,8 @@
 #include <string_view>
 #include <utility>
 
+#include "agentctx/json/canonical_form.hpp"
+#include "agentctx/json/dom_nesting.hpp"
 #include "agentctx/json/long_integers.hpp"
 #include "agentctx/json/writer.hpp"
 #include "agentctx/mcp/jsonrpc.hpp"
@@ -56,6 +58,8 @@
 #include "agentctx/mcp/tool_registry.hpp"
 
 namespace agentctx::mcp {
+
+static_assert(simdjson::DEFAULT_MAX_DEPTH == json::max_nesting_depth, "server::parse assumes parser_ allows the limit");
 
 struct server_info {
   std::string name;               ///< serverInfo.name
@@ -87,10 +91,7 @@ class server {
     try {
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) return std::nullopt;
       simdjson::dom::element root;
-      // Integers beyond 64 bits are read as the nearest double, as the
-      // library's JSON readers do (a package's x-* member may hold one).
-      if (const auto failure = json::parse_widening_long_integers(parser_, line, widened_, root);
-          failure != simdjson::SUCCESS) {
+      if (const auto failure = parse(line, root); failure != simdjson::SUCCESS) {
         log(std::string("parse error: ") + simdjson::error_message(failure));
         return error_response({}, rpc_error_code::parse_error,
                               std::string("parse error: ") + simdjson::error_message(failure));
@@ -129,6 +130,27 @@ class server {
   // The version rules apply under: the negotiated one, else the latest.
   std::string_view effective_version() const noexcept {
     return version_.empty() ? latest_protocol_version : std::string_view(version_);
+  }
+
+  // One line into `root`. Integers beyond 64 bits are read as the nearest
+  // double, as the library's JSON readers do (a package's x-* member may
+  // hold one). Arrays and objects may nest json::max_nesting_depth levels,
+  // counted as JSON.parse counts them (dom_nesting.hpp): a line simdjson
+  // finds one level too deep is parsed again by a parser allowing one more.
+  simdjson::error_code parse(std::string_view line, simdjson::dom::element& root) {
+    const auto code = json::parse_widening_long_integers(parser_, line, widened_, root);
+    if (code != simdjson::DEPTH_ERROR) return code;
+    if (deeper_parser_.max_depth() != json::max_nesting_depth + 1) {
+      if (const auto allocated = deeper_parser_.allocate(line.size(), json::max_nesting_depth + 1);
+          allocated != simdjson::SUCCESS) {
+        return allocated;
+      }
+    }
+    if (json::parse_widening_long_integers(deeper_parser_, line, widened_, root) != simdjson::SUCCESS ||
+        json::nests_deeper_than(root, json::max_nesting_depth)) {
+      return simdjson::DEPTH_ERROR;
+    }
+    return simdjson::SUCCESS;
   }
 
   void log(std::string_view line) const {
@@ -309,7 +331,8 @@ class server {
   server_limits limits_;
   std::string version_;
   bool initialized_ = false;
-  simdjson::dom::parser parser_;
+  simdjson::dom::parser parser_;  // simdjson's default max_depth: json::max_nesting_depth
+  simdjson::dom::parser deeper_parser_;  // one level more, for the lines parser_ finds too deep
   std::string widened_;  // the line with long integers widened, when parse_widening_long_integers needed it
   simdjson::dom::parser empty_object_parser_;  // for calls without "arguments"
   log_sink log_;

@@ -261,6 +261,16 @@ try {
     }
   });
 
+  await check("a message nesting 1,024 levels with a scalar innermost is read (as JSON.parse counts)", async () => {
+    // The message, params, arguments and the package are four levels.
+    let nested = 1;
+    for (let i = 0; i < 1020; ++i) nested = [nested];
+    const deep = { ...pkg("pkg_sdk_deep"), project_id: "proj_sdk_deep", "x-deep": nested };
+    const result = await ok(client, "relay_deposit", { package: deep });
+    assert.equal(result.created, true);
+    assert.deepEqual(result.package, deep);
+  });
+
   await check("a second writer is refused while the server runs (store_locked)", async () => {
     const second = new StdioClientTransport({ command: relay, args: ["serve", "--store", "store"], cwd: dir, stderr: "pipe" });
     second.stderr.on("data", (chunk) => serverLog.push(chunk.toString()));

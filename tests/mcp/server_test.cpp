@@ -275,6 +275,11 @@ TEST_CASE("nesting: 1,024 levels of arrays and objects are read, as JSON.parse c
   // With long integers widened (the parse is repeated) the limits are the same.
   CHECK(*s.send(ping(9, 1024, "123456789012345678901234567890")) == answered(9));
   CHECK(*s.send(ping(10, 1024, "[123456789012345678901234567890]")) == too_deep);
+  // A line 1,024 levels deep with another fault is refused for that fault.
+  const std::string garbage = *s.send(ping(10, 1024, "1") + " x");
+  CHECK(garbage.find(R"("code":-32700)") != std::string::npos);
+  CHECK(garbage.find(simdjson::error_message(simdjson::DEPTH_ERROR)) == std::string::npos);
+  CHECK(s.send(ping(10, 1024, "1,") + "}")->find(simdjson::error_message(simdjson::DEPTH_ERROR)) == std::string::npos);
   // The deeper parse keeps no state: ordinary lines after it are answered.
   CHECK(*s.send(ping(11, 3, "")) == answered(11));
 }

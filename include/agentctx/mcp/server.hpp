@@ -146,11 +146,12 @@ class server {
         return allocated;
       }
     }
-    if (json::parse_widening_long_integers(deeper_parser_, line, widened_, root) != simdjson::SUCCESS ||
-        json::nests_deeper_than(root, json::max_nesting_depth)) {
-      return simdjson::DEPTH_ERROR;
+    // Another fault the first parse did not reach is reported as itself.
+    if (const auto deeper = json::parse_widening_long_integers(deeper_parser_, line, widened_, root);
+        deeper != simdjson::SUCCESS) {
+      return deeper;
     }
-    return simdjson::SUCCESS;
+    return json::nests_deeper_than(root, json::max_nesting_depth) ? simdjson::DEPTH_ERROR : simdjson::SUCCESS;
   }
 
   void log(std::string_view line) const {

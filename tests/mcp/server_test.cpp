@@ -317,6 +317,19 @@ TEST_CASE("an integer beyond 64 bits is read as the nearest double, not refused 
   CHECK(*s.send(R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"})") ==
         R"({"jsonrpc":"2.0","id":-9223372036854775808,"result":{}})");
   CHECK(s.send(R"({"jsonrpc":"2.0","id":2.5,"method":"ping"})")->find("not a fraction") != std::string::npos);
+  // An integer beyond 64 bits elsewhere in the line leaves the id (and the
+  // other integers within 64 bits, of 19 and 20 digits too) as written.
+  for (const std::string id : {"1000000000000000001", "18446744073709551615", "-9223372036854775808",
+                               "-1000000000000000001", "9999999999999999999", "42"}) {
+    CAPTURE(id);
+    CHECK(*s.send(R"({"jsonrpc":"2.0","id":)" + id + R"(,"method":"ping","params":{"x":100000000000000000000,)"
+                  R"("y":[18446744073709551615,-9223372036854775808,-99999999999999999999]}})") ==
+          R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{}})");
+  }
+  CHECK(s.send(R"({"jsonrpc":"2.0","id":18446744073709551616,"method":"ping","params":{"x":1e2}})")
+            ->find("not an integer beyond 64 bits") != std::string::npos);
+  CHECK(s.send(R"({"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping","params":{"x":18446744073709551616}})")
+            ->find("not an integer beyond 64 bits") != std::string::npos);
 }
 
 TEST_CASE("tool_registry refuses bad names, taken names, missing handlers and non-object schemas") {

@@ -4,8 +4,8 @@
 // (NUMBER_ERROR), where JSON.parse, RFC 8785 and the relay protocol read the
 // nearest double. parse_widening_long_integers() parses the text as it is
 // and, only when simdjson refuses a number, parses a copy in which every
-// plain integer of 19 digits or more is followed by ".0": the same value as
-// the nearest double, which simdjson reads. One definition serves every
+// plain integer beyond 64 bits is followed by ".0": the same value as the
+// nearest double, which simdjson reads (those within 64 bits are untouched). One definition serves every
 // reader of untrusted JSON built on simdjson's DOM (json::canonicalizer's
 // trees, the MCP server's JSON-RPC lines).
 #pragma once
@@ -21,9 +21,19 @@ namespace agentctx::json {
 
 namespace detail {
 
-// A copy of `text` in which every integer of 19 digits or more (outside
-// strings) is followed by ".0", so that simdjson, which refuses integers
-// beyond 64 bits, reads it as the nearest double as JSON.parse does.
+// True when the digits of a plain integer (no sign, no leading zero) with
+// the sign `negative` are beyond what simdjson reads as an integer: below
+// -2^63 or above 2^64 - 1.
+inline bool beyond_64_bits(std::string_view digits, bool negative) {
+  const std::string_view limit = negative ? "9223372036854775808" : "18446744073709551615";
+  if (digits.size() != limit.size()) return digits.size() > limit.size();
+  return digits > limit;
+}
+
+// A copy of `text` in which every integer beyond 64 bits (outside strings)
+// is followed by ".0", so that simdjson, which refuses such integers, reads
+// it as the nearest double as JSON.parse does. Integers within 64 bits stay
+// as written (a JSON-RPC id among them is still an integer).
 inline std::string widen_long_integers(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 16);
@@ -58,7 +68,7 @@ inline std::string widen_long_integers(std::string_view text) {
         j = digits_from(j);
       }
       out.append(text.substr(i, j - i));
-      if (plain_integer && integer_digits >= 19) out.append(".0");
+      if (plain_integer && beyond_64_bits(text.substr(integer_start, integer_digits), c == '-')) out.append(".0");
       i = std::max(j, i + 1);
     } else {
       out.push_back(c);

@@ -317,6 +317,8 @@ TEST_CASE("an integer beyond 64 bits is read as the nearest double, not refused 
   CHECK(*s.send(R"({"jsonrpc":"2.0","id":-9223372036854775808,"method":"ping"})") ==
         R"({"jsonrpc":"2.0","id":-9223372036854775808,"result":{}})");
   CHECK(s.send(R"({"jsonrpc":"2.0","id":2.5,"method":"ping"})")->find("not a fraction") != std::string::npos);
+  // -0 is the integer 0.
+  CHECK(*s.send(R"({"jsonrpc":"2.0","id":-0,"method":"ping"})") == R"({"jsonrpc":"2.0","id":0,"result":{}})");
   // An integer beyond 64 bits elsewhere in the line leaves the id (and the
   // other integers within 64 bits, of 19 and 20 digits too) as written.
   for (const std::string id : {"1000000000000000001", "18446744073709551615", "-9223372036854775808",

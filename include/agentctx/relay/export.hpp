@@ -1232,9 +1232,10 @@ result<import_report> import_export_lines(store& s, Next&& next, import_options 
       if (!from || !to || !parse_review_type(*review) || !is_recordable_status_change(from->status, *to)) {
         return bad("status change the protocol does not allow");
       }
-      // Any offset, and awaiting_review with review_type none, as replay
-      // reads them: stores before 2026-11-29 (imports) and 2026-11-26
-      // (review) wrote such changes, and their exports must import.
+      // Any offset (written as the line has it: two stores' review
+      // histories are compared as written), and awaiting_review with
+      // review_type none as replay reads it (review wrote such changes
+      // before 2026-11-26, and their exports must import).
       if (!parse_rfc3339_utc_instant(*at)) return bad("\"at\" is not an RFC 3339 timestamp");
       wire.set("status", *status);
       wire.set("review_type", *review);

@@ -485,7 +485,12 @@ inline mcp::tool_result deposit_tool(mcp_tool_state& state, simdjson::dom::objec
   // surrogates), and hashes what it parsed.
   const std::string text = simdjson::minify(arguments["package"].value_unsafe());
   auto deposited = state.relay->deposit_json(text);
-  if (!deposited) return protocol_failure(deposited.error());
+  if (!deposited) {
+    // A byte offset would count in this compact copy, not in the client's line.
+    error refused = std::move(deposited).error();
+    refused.offset = error::no_offset;
+    return protocol_failure(refused);
+  }
   const stored_package& p = *deposited->package;
   // As deposited (the caller's package, whose hash `relay hash` computes),
   // also when it was there already and has changed status since.
@@ -575,15 +580,16 @@ inline mcp::tool_result review_tool(mcp_tool_state& state, simdjson::dom::object
 
 // The x-* members of `object` (the input schema let only those through
 // undeclared), parsed as the store parses JSON text: the members of the
-// assertion that are extensions (section 12.1).
+// assertion that are extensions (section 12.1). A member the store's parser
+// refuses (a name twice inside it) is an invalid argument of relay_assert_fact.
 inline result<json::value::object_type> extension_members(simdjson::dom::object object, std::string_view where) {
   json::value::object_type out;
   for (const simdjson::dom::key_value_pair member : object) {
     if (!member.key.starts_with("x-")) continue;
     auto value = json::parse(simdjson::minify(member.value));
     if (!value) {
-      return fail(errc::invalid_argument,
-                  std::string(where) + std::string(member.key) + ": " + value.error().message);
+      return fail(errc::invalid_argument, "invalid arguments for relay_assert_fact: " + std::string(where) +
+                                              std::string(member.key) + ": " + value.error().message);
     }
     out.emplace_back(std::string(member.key), std::move(*value));
   }

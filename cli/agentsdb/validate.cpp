@@ -36,7 +36,7 @@ int run_validate(const validate_options& o) {
   int rc = exit_ok;
   for (const auto& r : reports) {
     if (is_io_problem(r)) {
-      std::cerr << "agentsdb: " << agentctx::printable_line(agdb::to_error(r.violations.front(), r.path).describe()) << '\n';
+      std::cerr << "agentsdb: " << agentctx_cli::printable_error(agdb::to_error(r.violations.front(), r.path)) << '\n';
       rc = exit_usage;
     } else if (!r.ok() && rc == exit_ok) {
       rc = exit_failure;

@@ -66,7 +66,7 @@ int run_verify(const verify_options& o) {
     return verified ? exit_ok : exit_failure;
   }
   if (!verified) {
-    std::cerr << "agentsdb: " << agentctx::printable_line(verified.error().describe()) << '\n';
+    std::cerr << "agentsdb: " << agentctx_cli::printable_error(verified.error()) << '\n';
     return exit_failure;
   }
   std::cout << o.in << ": signature valid (key id " << verified->key_id << ", " << verified->layer_size

@@ -84,11 +84,22 @@ struct command_table {
   void add(CLI::App* sub, command run) { entries.emplace_back(sub, std::move(run)); }
 };
 
+/// An error as one line to print: "PATH: at byte N: MESSAGE" (error::describe)
+/// with the path escaped as a message quotes text (agentctx::escape_for_message:
+/// '"' and '\\' too, so that a name holding the text of an escape cannot pass
+/// for a name holding the character), and the rest by printable_line.
+inline std::string printable_error(const agentctx::error& e) {
+  if (e.path.empty()) return agentctx::printable_line(e.describe());
+  agentctx::error shown = e;
+  shown.path = agentctx::escape_for_message(e.path, SIZE_MAX);
+  return agentctx::printable_line(shown.describe());
+}
+
 /// Prints "<program>: <error>" on stderr and returns the exit code for it:
 /// exit_failure for damaged data and for what does not exist, exit_usage for
 /// caller and environment errors (a missing file among them).
 inline int report_error(std::string_view program, const agentctx::error& e) {
-  std::cerr << program << ": " << agentctx::printable_line(e.describe()) << '\n';
+  std::cerr << program << ": " << printable_error(e) << '\n';
   const bool data_problem = agentctx::is_data_error(e.code) || e.code == agentctx::errc::not_found;
   const bool missing_file = e.code == agentctx::errc::not_found && e.sys_errno != 0;
   return data_problem && !missing_file ? exit_failure : exit_usage;
@@ -165,6 +176,7 @@ inline int finish_output(int code, std::string_view program) {
 ///   "Could not convert: --json = abc"   -> "--json is a flag: it takes no value, not 'abc'"
 ///                                          (an option: "--x: 'abc' is not a value it takes")
 ///   "A subcommand is required"          -> "a command is required: one of a, b, c"
+///   "--project is required" (ID,--project) -> "ID is required (or --project ID)"
 /// Other messages are returned as they are.
 inline std::string plain_parse_message(const CLI::App& app, std::string message) {
   constexpr std::string_view at_most_one = "At Most 1 required but received ";
@@ -188,6 +200,15 @@ inline std::string plain_parse_message(const CLI::App& app, std::string message)
         return name + " is a flag: it takes no value, not '" + value + "'";
       }
       return name + ": '" + value + "' is not a value it takes";
+    }
+  }
+  // An argument given as a positional or an option: named both ways.
+  if (constexpr std::string_view required = " is required"; message.ends_with(required)) {
+    const std::string name = message.substr(0, message.size() - required.size());
+    const CLI::Option* option = named_command(app).get_option_no_throw(name);
+    if (option != nullptr && option->get_positional() && name.starts_with("--")) {
+      const std::string positional = option->get_name(true);
+      return positional + " is required (or " + name + " " + positional + ")";
     }
   }
   if (message == "A subcommand is required") {

@@ -67,6 +67,17 @@ inline std::variant<output_file, std::string> check_output_file(const std::strin
       if (ec) return named + ": cannot follow the symbolic link: " + ec.message();
       out.path = target.string();
     }
+  } else if (std::error_code link_ec; fs::is_symlink(fs::symlink_status(file, link_ec))) {
+    // A link to a file that does not exist yet is written through too: its
+    // target is created (through a chain of such links, as open() would).
+    fs::path target = file;
+    for (int hops = 0; fs::is_symlink(fs::symlink_status(target, link_ec)); ++hops) {
+      if (hops == 40) return named + ": cannot follow the symbolic link: too many levels of symbolic links";
+      const fs::path next = fs::read_symlink(target, link_ec);
+      if (link_ec) return named + ": cannot follow the symbolic link: " + link_ec.message();
+      target = next.is_absolute() ? next : target.parent_path() / next;
+    }
+    out.path = target.string();
   }
   if (!check.protected_dir.empty()) {
     const fs::path inside = fs::weakly_canonical(fs::absolute(out.path, ec), ec).lexically_relative(

@@ -89,7 +89,7 @@ inline void add_common_options(CLI::App& sub, common_options& o, bool json_outpu
 /// Prints "read-context: <error>" on stderr and, with --json, the error
 /// envelope on stdout; returns the exit code.
 inline int report(const common_options& o, const agentctx::error& e) {
-  std::cerr << program_name << ": " << agentctx::printable_line(e.describe()) << '\n';
+  std::cerr << program_name << ": " << agentctx_cli::printable_error(e) << '\n';
   if (o.json) std::cout << context::error_json(e, agentctx::json::layout::pretty) << '\n';
   return exit_code_of(e);
 }

@@ -41,8 +41,8 @@ int run_assert(const assert_options& o) {
     auto value = agentctx::json::parse(std::string_view(given).substr(equals + 1));
     if (!value) {
       return report_error(o, agentctx::make_error(agentctx::errc::invalid_argument,
-                                                  "--extension " + name + ": the value is not JSON: " +
-                                                      value.error().message));
+                                                  "--extension " + name + ": " +
+                                                      agentctx::json::refusal_of("the value", value.error())));
     }
     input.extensions.emplace_back(name, std::move(*value));
   }

@@ -49,9 +49,15 @@ inline constexpr std::string_view program_name = "relay";
 /// The exit-code lines of the --help footers of relay and relay-deposit.
 inline constexpr std::string_view exit_codes_help =
     "Exit codes: 0 success; 1 not found (package_not_found, project_not_found, session_not_found), a damaged store\n"
-    "or one of a format version this build does not read, or verify found quarantined packages; 2 usage error,\n"
-    "I/O error, no store, store locked; 3 invalid_schema; 4 invalid_transition; 5 duplicate_package_id;\n"
-    "6 project_archived.";
+    "or one of a format version this build does not read, verify found quarantined packages, or export left them\n"
+    "out; 2 usage error, I/O error, no store, store locked; 3 invalid_schema; 4 invalid_transition;\n"
+    "5 duplicate_package_id; 6 project_archived.";
+
+/// The footer of a command group (relay project, relay session): the exit
+/// codes, then where a command's options are.
+inline std::string group_footer(std::string_view group) {
+  return std::string(exit_codes_help) + "\nRun 'relay " + std::string(group) + " COMMAND --help' for the options of a command.";
+}
 
 /// The exit-code lines of the --help footers of deposit and relay-deposit:
 /// the causes a deposit can have.
@@ -179,7 +185,7 @@ inline failure_kind classify(const agentctx::error& e) {
 /// Prints "<program>: <error>" on stderr and, with --json,
 /// {"error": {"code", "status", "message"}} on stdout; returns the exit code.
 inline int report(const common_options& o, const agentctx::error& e, const failure_kind& kind) {
-  const std::string message = agentctx::printable_line(e.describe());
+  const std::string message = agentctx_cli::printable_error(e);
   std::cerr << o.program << ": " << message << '\n';
   if (o.json) {
     std::string out;

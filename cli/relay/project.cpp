@@ -129,6 +129,7 @@ std::pair<CLI::App*, std::shared_ptr<project_options>> add_project_command(CLI::
 void register_project(CLI::App& app, command_table& table) {
   CLI::App* project = app.add_subcommand("project", "Create, archive, unarchive, list and show projects");
   project->require_subcommand(1);
+  project->footer(group_footer("project"));
   auto [create, create_opts] = add_project_command(*project, table, "create", "Create a project", run_create, true);
   create->add_option("--name", create_opts->name, "Its human-readable name (none by default: the id stands for it where a name is shown)");
   create->add_option("--description", create_opts->description, "What it is about");

@@ -68,6 +68,7 @@ int run_list_sessions(const session_options& o) {
 void register_session(CLI::App& app, command_table& table) {
   CLI::App* session = app.add_subcommand("session", "Start, end and list sessions");
   session->require_subcommand(1);
+  session->footer(group_footer("session"));
   auto [start, start_opts] = add_command(*session, table, "start", "Start a session (prints its id and callsign)",
                                          run_start);
   start->add_option("--project", start_opts->project, "The project (created if new)")->required();

@@ -100,7 +100,7 @@ int with_writer(const writer_options& o, Body&& body) {
   if (code != exit_ok) {
     if (auto discarded = relay::store::discard_if_unused(std::move(*store)); !discarded) {
       std::cerr << o.program << ": warning: could not remove all of the empty store it made: "
-                << agentctx::printable_line(discarded.error().describe()) << '\n';
+                << agentctx_cli::printable_error(discarded.error()) << '\n';
     }
   }
   return code;

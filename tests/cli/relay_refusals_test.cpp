@@ -302,6 +302,11 @@ TEST_CASE("relay error messages show control bytes and bytes that are not UTF-8 
     CHECK(r.err.find('\xff') == std::string::npos);
     CHECK((contains(r.err, "\\x1b") || contains(r.err, "\\x01") || contains(r.err, "\\xff")));
   }
+  // A file name is escaped as messages quote text: one holding the text of
+  // an escape, or '"' and '\\', cannot pass for another.
+  check_failure(f.run({"deposit", f.dir.path() + "/lit\\x1b.json"}), exit_usage, "/lit\\\\x1b.json: ");
+  check_failure(f.run({"deposit", f.dir.path() + "/esc\x1b.json"}), exit_usage, "/esc\\x1b.json: ");
+  check_failure(f.run({"deposit", f.dir.path() + "/q\"\\.json"}), exit_usage, "/q\\\"\\\\.json: ");
   // JSON that is not JSON: the byte offset of the problem, said once.
   const run_result broken = f.run({"deposit", f.file("broken.json", "{\"a\":1,}")});
   check_failure(broken, exit_invalid_schema, "broken.json: at byte 7: the package is not JSON: expected a member name");

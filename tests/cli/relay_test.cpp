@@ -365,6 +365,12 @@ TEST_CASE("relay assert, facts, history and invalidate keep the facts' timeline"
   check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "model", "--predicate", "name", "--value",
                        "m2", "--extension", "x-trust=high"}),
                 exit_invalid_schema, "--extension x-trust: the value is not JSON");
+  for (const std::string bad : {"x-trust=", "x-trust=[1", "x-trust={\"a\":1,\"a\":2}"}) {
+    const run_result refused = f.run({"assert", "--project", "proj_demo", "--subject", "model", "--predicate", "name",
+                                      "--value", "m2", "--extension", bad});
+    check_failure(refused, exit_invalid_schema, "--extension x-trust: the value is not");
+    CHECK_FALSE(contains(refused.err, "not JSON: not JSON"));
+  }
   check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "model", "--predicate", "name", "--value",
                        "m2", "--extension", "trust=1"}),
                 exit_invalid_schema, "\"trust\" is not an extension member: their names start with x-");
@@ -673,6 +679,22 @@ TEST_CASE("relay export -o replaces only a regular file, keeping its mode and a 
   check_clean_success(f.run({"export", "-o", link}));
   CHECK(std::filesystem::is_symlink(link));
   CHECK(cli_test::read_file(backup).starts_with("{\"exported_at\":"));
+  // A link to no file yet, through a second such link (relative): the
+  // target is created and both links stay.
+  std::filesystem::create_directory(dir + "/sub");
+  std::filesystem::create_symlink("sub/hop.ndjson", dir + "/dangling.ndjson");
+  std::filesystem::create_symlink("new.ndjson", dir + "/sub/hop.ndjson");
+  check_clean_success(f.run({"export", "-o", dir + "/dangling.ndjson"}));
+  CHECK(std::filesystem::is_symlink(dir + "/dangling.ndjson"));
+  CHECK(std::filesystem::is_symlink(dir + "/sub/hop.ndjson"));
+  CHECK(cli_test::read_file(dir + "/sub/new.ndjson").starts_with("{\"exported_at\":"));
+  // A loop of links is refused, and a dangling link into the store's folder.
+  std::filesystem::create_symlink("loop_b", dir + "/loop_a");
+  std::filesystem::create_symlink("loop_a", dir + "/loop_b");
+  check_failure(f.run({"export", "-o", dir + "/loop_a"}), exit_usage, "too many levels of symbolic links");
+  std::filesystem::create_symlink(f.store + "/mine.ndjson", dir + "/into_store");
+  check_failure(f.run({"export", "-o", dir + "/into_store"}), exit_usage, "inside the store's folder");
+  CHECK_FALSE(std::filesystem::exists(f.store + "/mine.ndjson"));
   // Refused, as usage errors, with nothing replaced.
   REQUIRE(::mkfifo((dir + "/fifo").c_str(), 0600) == 0);
   check_failure(f.run({"export", "-o", "/dev/null"}), exit_usage, "not a regular file");
@@ -937,7 +959,7 @@ TEST_CASE("relay project and session commands") {
   CHECK(f.run({"project", "show", "--project", "proj_three"}).out.starts_with("proj_three  Three  created "));
   check_failure(f.run({"project", "show", "proj_three", "--project", "proj_two"}), exit_usage,
                 "--project: given 2 times, but it takes one value");
-  check_failure(f.run({"project", "show"}), exit_usage, "--project is required");
+  check_failure(f.run({"project", "show"}), exit_usage, "relay: ID is required (or --project ID) (run 'relay project show --help' for usage)");
 
   // Sessions: a generated id and callsign; packages name their session.
   auto session = f.json(parser, {"session", "start", "--project", "proj_demo", "--actor", "claude", "--actor-type",
@@ -973,7 +995,7 @@ TEST_CASE("relay project and session commands") {
   CHECK(contains(ended.out, "  ended "));
   check_failure(f.run({"session", "end", session_id}), exit_invalid_schema, "already ended");
   check_failure(f.run({"session", "end", "--session", session_id}), exit_invalid_schema, "already ended");
-  check_failure(f.run({"session", "end"}), exit_usage, "--session is required");
+  check_failure(f.run({"session", "end"}), exit_usage, "relay: ID is required (or --session ID) (run 'relay session end --help' for usage)");
   check_failure(f.run({"session", "end", "sess_nowhere"}), exit_not_found, "does not exist");
   check_json_failure(f.run({"session", "end", "sess_nowhere", "--json"}), exit_not_found, "session_not_found", 404);
   check_failure(f.run({"session", "start", "--project", "proj_demo", "--actor", "x", "--actor-type", "robot"}),

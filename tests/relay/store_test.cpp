@@ -660,15 +660,11 @@ TEST_CASE("sessions carry a callsign and the packages deposited in them") {
   CHECK(reader.sessions("proj_demo").size() == 1);
 }
 
-TEST_CASE("a package whose bytes no longer match its hash is quarantined and reported") {
-  agentctx::io::memory_file_system fs;
-  {
-    auto store = open_store(fs);
-    require_value(store.deposit(package("pkg_1", "proj_demo", "Shipped archive")));
-    require_value(store.deposit(package("pkg_2", "proj_demo", "Second")));
-  }
-  // Change the title inside the record and fix up the record's CRC, as a
-  // careless editor (or a bug elsewhere) would.
+namespace {
+
+// Changes "Shipped archive" inside its record to "Shapped archive" and fixes
+// up the record's CRC, as a careless editor (or a bug elsewhere) would.
+void edit_title_keeping_crc(agentctx::io::memory_file_system& fs) {
   std::string bytes = log_bytes(fs);
   const auto at = bytes.find("Shipped archive");
   REQUIRE(at != std::string::npos);
@@ -682,6 +678,18 @@ TEST_CASE("a package whose bytes no longer match its hash is quarantined and rep
     offset += 8 + length;
   }
   write_log(fs, bytes);
+}
+
+}  // namespace
+
+TEST_CASE("a package whose bytes no longer match its hash is quarantined and reported") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    require_value(store.deposit(package("pkg_1", "proj_demo", "Shipped archive")));
+    require_value(store.deposit(package("pkg_2", "proj_demo", "Second")));
+  }
+  edit_title_keeping_crc(fs);
   auto store = open_store(fs);
   CHECK(store.quarantined().size() == 1);
   CHECK(store.quarantined()[0]->package.package_id == "pkg_1");
@@ -693,6 +701,27 @@ TEST_CASE("a package whose bytes no longer match its hash is quarantined and rep
   REQUIRE(report.quarantined.size() == 1);
   CHECK(report.quarantined[0].find("proj_demo/pkg_1: stored hash sha256:") == 0);
   CHECK(store.review("pkg_1", relay::package_status::complete).error().code == errc::corrupt);
+}
+
+TEST_CASE("a package whose deposited bytes no longer match is reported for them, not for its later status changes") {
+  agentctx::io::memory_file_system fs;
+  {
+    auto store = open_store(fs);
+    json::value draft = package("pkg_1", "proj_demo", "Shipped archive");
+    draft.set("status", "draft");
+    require_value(store.deposit(std::move(draft)));
+    require_value(store.flag_for_review("pkg_1", relay::review_type::human));
+  }
+  edit_title_keeping_crc(fs);
+  auto store = open_store(fs);
+  const relay::stored_package* p = require_value(store.find_package("pkg_1"));
+  REQUIRE(p->quarantined);
+  CHECK(p->changes.size() == 1);
+  CHECK(store.quarantine_reason(*p).find("stored hash sha256:") == 0);
+  CHECK(store.quarantine_reason(*p).find("but the bytes hash to sha256:") != std::string::npos);
+  const auto report = require_value(store.verify());
+  REQUIRE(report.quarantined.size() == 1);
+  CHECK(report.quarantined[0].find("proj_demo/pkg_1: stored hash sha256:") == 0);
 }
 
 TEST_CASE("a torn last record is cut by the writer and ignored by readers; damage in the middle is refused") {

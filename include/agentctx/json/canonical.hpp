@@ -552,4 +552,12 @@ inline result<std::string> serialize(const value& root, canonical_form form = ca
 /// Convenience: json::canonicalizer().parse(json_text).
 inline result<value> parse(std::string_view json_text) { return canonicalizer().parse(json_text); }
 
+/// A refusal of parse() or canonicalize() said of `what`: "the package is not
+/// JSON: the text is empty", "the package is not valid JSON: duplicate member
+/// name ..." (the parser's own "not JSON: ..." is not said twice).
+inline std::string refusal_of(std::string_view what, const error& refused) {
+  const std::string& why = refused.message;
+  return std::string(what) + (why.starts_with("not JSON") ? " is " : " is not valid JSON: ") + why;
+}
+
 }  // namespace agentctx::json

@@ -511,11 +511,8 @@ class store {
   result<deposit_outcome> deposit_json(std::string_view text) {
     auto wire = canonicalizer_.parse(text);
     if (!wire) {
-      // "at byte 7: the package is not valid JSON: expected ..." (the
-      // parser's own "not JSON: ..." messages are not said twice).
-      const std::string& why = wire.error().message;
-      error e = make_error(errc::invalid_argument,
-                           why.starts_with("not JSON") ? "the package is " + why : "the package is not valid JSON: " + why);
+      // "at byte 7: the package is not JSON: expected ..."
+      error e = make_error(errc::invalid_argument, json::refusal_of("the package", wire.error()));
       e.offset = wire.error().offset;
       return unexpected(std::move(e));
     }
@@ -2077,7 +2074,9 @@ class store {
     if (dry) return {};
     stored_package& p = packages_[static_cast<std::size_t>(found - packages_.data())];
     auto computed = content_hash(reread->wire, canonicalizer_);
-    if (!computed || *computed != *hash) {
+    // A package quarantined already keeps its first reason: bytes that no
+    // longer match as deposited mismatch every later status's hash too.
+    if ((!computed || *computed != *hash) && !p.quarantined) {
       p.quarantined = true;
       quarantine_reasons_[p.sequence] = "status change to " + *status_text + " records hash " + *hash +
                                          " but the package then hashes to " + (computed ? *computed : "nothing");

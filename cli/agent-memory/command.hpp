@@ -164,7 +164,7 @@ inline std::optional<memory::memory_error> read_content(const content_options& o
     return std::nullopt;
   }
   auto text = agentctx_cli::read_input(o.file);
-  if (!text) return memory::failure(memory::error_code::io_error, text.error().describe());
+  if (!text) return memory::failure(memory::error_code::io_error, agentctx::describe_for_message(text.error()));
   out += *text;
   return std::nullopt;
 }

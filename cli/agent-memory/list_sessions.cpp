@@ -15,7 +15,8 @@ int run_list(const list_options& o) {
     auto list = m.list_sessions(o.limit, o.before ? std::optional<std::string_view>(*o.before) : std::nullopt);
     if (!list) return report(o, list.error());
     for (const std::string& name : list->ignored) {
-      std::cerr << program_name << ": note: " << m.layout().logs_dir << "/" << name << " is not a session log\n";
+      std::cerr << program_name << ": note: " << agentctx::escape_for_message(m.layout().logs_dir + "/" + name, SIZE_MAX)
+                << " is not a session log\n";
     }
     if (o.json) {
       std::cout << memory::to_json(*list, agentctx::json::layout::pretty) << '\n';

@@ -93,7 +93,8 @@ int run_compile(compile_cli_options& o) {
   agentctx_cli::restore_mode(target);
   const auto& s = *summary;
   for (const auto& skipped : s.skipped) {
-    std::cerr << "agentsdb: warning: skipped " << skipped.path << ": " << skipped.reason << '\n';
+    std::cerr << "agentsdb: warning: skipped " << agentctx::escape_for_message(skipped.path, SIZE_MAX) << ": "
+              << agentctx::printable_line(skipped.reason) << '\n';
   }
   const double seconds = std::chrono::duration<double>(s.elapsed).count();
   const double mb_per_s = seconds > 0 ? static_cast<double>(s.input_bytes) / 1e6 / seconds : 0.0;

@@ -2,6 +2,7 @@
 // pair for signing layers (docs/format/signature.md). The private key file is
 // written with mode 0600; existing key files are kept unless --force is given.
 // Library: agdb::ed25519_private_key::generate and agdb::write_key_pair.
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -25,6 +26,18 @@ struct keygen_options {
 
 int run_keygen(const keygen_options& o) {
   const std::string public_path = o.pub.empty() ? o.out + ".pub" : o.pub;
+  // A key is never written through a symbolic link (it could lead anywhere):
+  // without --force a link there, dangling or not, is an existing file; with
+  // it, the link itself is replaced.
+  for (const std::string* path : {&o.out, &public_path}) {
+    std::error_code ignored;
+    if (!o.force && std::filesystem::is_symlink(std::filesystem::symlink_status(*path, ignored))) {
+      return report_error(agentctx::make_error(agentctx::errc::already_exists,
+                                               "a symbolic link is here; a key is not written through it (pass "
+                                               "--force to replace the link)",
+                                               *path));
+    }
+  }
   auto key = agdb::ed25519_private_key::generate();
   if (!key) return report_error(key.error());
   auto written = agdb::write_key_pair(agentctx::io::default_file_system(), o.out, public_path, *key,

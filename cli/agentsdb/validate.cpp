@@ -78,18 +78,20 @@ int run_validate(const validate_options& o) {
 
   for (const auto& r : reports) {
     if (is_io_problem(r)) continue;
+    const std::string shown_path = agentctx::escape_for_message(r.path, SIZE_MAX);
     if (r.ok()) {
-      std::cout << r.path << ": valid\n";
+      std::cout << shown_path << ": valid\n";
       continue;
     }
     for (const auto& v : r.violations) {
-      std::cout << agdb::to_error(v, r.path).describe() << " [" << agentctx::to_string(v.code) << "]\n";
+      std::cout << agentctx_cli::printable_error(agdb::to_error(v, r.path)) << " ["
+                << agentctx::to_string(v.code) << "]\n";
     }
     if (r.opened) {
-      std::cout << r.path << ": INVALID (" << r.violations.size()
+      std::cout << shown_path << ": INVALID (" << r.violations.size()
                 << (r.violations.size() >= o.max_violations ? "+" : "") << " violations)\n";
     } else {
-      std::cout << r.path << ": INVALID (cannot be opened as a layer)\n";
+      std::cout << shown_path << ": INVALID (cannot be opened as a layer)\n";
     }
   }
   return rc;

@@ -84,15 +84,10 @@ struct command_table {
   void add(CLI::App* sub, command run) { entries.emplace_back(sub, std::move(run)); }
 };
 
-/// An error as one line to print: "PATH: at byte N: MESSAGE" (error::describe)
-/// with the path escaped as a message quotes text (agentctx::escape_for_message:
-/// '"' and '\\' too, so that a name holding the text of an escape cannot pass
-/// for a name holding the character), and the rest by printable_line.
+/// An error as one line to print: agentctx::describe_for_message (the path
+/// escaped as a message quotes text), then printable_line.
 inline std::string printable_error(const agentctx::error& e) {
-  if (e.path.empty()) return agentctx::printable_line(e.describe());
-  agentctx::error shown = e;
-  shown.path = agentctx::escape_for_message(e.path, SIZE_MAX);
-  return agentctx::printable_line(shown.describe());
+  return agentctx::printable_line(agentctx::describe_for_message(e));
 }
 
 /// Prints "<program>: <error>" on stderr and returns the exit code for it:

@@ -8,12 +8,12 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <variant>
-#include <vector>
 
 #include "agentctx/core/quote.hpp"
 
@@ -29,11 +29,11 @@ struct output_file {
 struct output_check {
   std::string_view option = "-o";  ///< the option, for messages
   std::string_view hint;           ///< added to the refusal of a device, FIFO or socket
-  /// A store's folder: FILE must not be in it (`protected_names` empty) or
-  /// be one of the files it names there (the store's own files, when the
+  /// A store's folder: FILE must not be in it (`is_protected_name` empty) or
+  /// be a file there whose name it accepts (the store's own files, when the
   /// folder may hold the user's files too, as the current directory does).
   std::string protected_dir;
-  std::vector<std::string_view> protected_names;
+  std::function<bool(std::string_view name)> is_protected_name;
 };
 
 /// An output_check of the option `option`, with `hint` for a device.
@@ -77,15 +77,16 @@ inline std::variant<output_file, std::string> check_output_file(const std::strin
       if (link_ec) return named + ": cannot follow the symbolic link: " + link_ec.message();
       target = next.is_absolute() ? next : target.parent_path() / next;
     }
+    if (!target.has_filename()) return named + ": names a folder, not a file (through its symbolic link)";
     out.path = target.string();
   }
   if (!check.protected_dir.empty()) {
     const fs::path inside = fs::weakly_canonical(fs::absolute(out.path, ec), ec).lexically_relative(
         fs::weakly_canonical(fs::absolute(check.protected_dir, ec), ec));
     const bool in_folder = !inside.empty() && *inside.begin() != "..";
-    if (in_folder && check.protected_names.empty()) return named + ": is inside the store's folder, which the tool keeps";
-    for (const std::string_view name : check.protected_names) {
-      if (in_folder && inside == fs::path(name)) return named + ": is one of the store's own files";
+    if (in_folder && !check.is_protected_name) return named + ": is inside the store's folder, which the tool keeps";
+    if (in_folder && !inside.has_parent_path() && check.is_protected_name(inside.string())) {
+      return named + ": is one of the store's own files";
     }
   }
   return out;

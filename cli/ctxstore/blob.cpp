@@ -34,10 +34,7 @@ int run_blob_get(const blob_get_options& o) {
   if (o.out) {
     agentctx_cli::output_check check = agentctx_cli::output_option("--out", "leave out --out to write to standard output");
     check.protected_dir = o.store;  // its own files only: the store may be the current folder, the default
-    check.protected_names = {turns::pack_file_name,          turns::turn_log_file_name,
-                             turns::head_log_file_name,      turns::head_snapshot_file_name,
-                             turns::index_manifest_file_name, turns::turn_checkpoint_file_name,
-                             turns::lock_file_name};
+    check.is_protected_name = turns::is_store_file_name;
     auto checked = agentctx_cli::check_output_file(*o.out, check);
     if (const std::string* refused = std::get_if<std::string>(&checked)) return usage_error(*refused);
     target = std::get<agentctx_cli::output_file>(std::move(checked));

@@ -111,6 +111,19 @@ TEST_CASE("agentsdb keygen: existing key files are kept unless --force") {
   CHECK(mode_of(dir.path() + "/signer.key") == 0600);
   // No temporary files are left.
   CHECK(cli_test::list_directory(dir.path()) == std::vector<std::string>{"signer.key", "signer.key.pub"});
+
+  // A symbolic link, dangling or not, is an existing file; --force replaces
+  // the link itself, never writing a key where it leads.
+  std::filesystem::create_symlink("elsewhere.key", dir.path() + "/linked.key");
+  check_error(agentsdb({"keygen", "--out", "linked.key"}, dir.path()), 2,
+              "linked.key: a symbolic link is here; a key is not written through it (pass --force to replace the link)");
+  std::filesystem::create_symlink("signer.key.pub", dir.path() + "/linked.pub");
+  check_error(agentsdb({"keygen", "--out", "new.key", "--pub", "linked.pub"}, dir.path()), 2, "linked.pub: a symbolic link");
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/new.key"));
+  check_clean_success(agentsdb({"keygen", "--out", "linked.key", "--force"}, dir.path()));
+  CHECK_FALSE(std::filesystem::is_symlink(dir.path() + "/linked.key"));
+  CHECK(mode_of(dir.path() + "/linked.key") == 0600);
+  CHECK_FALSE(std::filesystem::exists(dir.path() + "/elsewhere.key"));
 }
 
 TEST_CASE("agentsdb sign and verify: the seed's CI flow, in text and JSON") {

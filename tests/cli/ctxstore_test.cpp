@@ -342,6 +342,22 @@ TEST_CASE("ctxstore: binary payloads from --file and stdin come back byte-exact;
   check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.dir.path()}), 2, "is a folder, not a file");
   check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.store + "/blobs.pack"}), 2,
                 "is one of the store's own files");
+  // The blob index's runs too, and through a link to one not made yet.
+  check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.store + "/blobs.idx.1"}), 2,
+                "is one of the store's own files");
+  std::filesystem::create_symlink(f.store + "/blobs.idx.7", f.dir.path() + "/to_run");
+  check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.dir.path() + "/to_run"}), 2,
+                "is one of the store's own files");
+  CHECK_FALSE(std::filesystem::exists(f.store + "/blobs.idx.7"));
+  // A user's file beside them is written.
+  check_clean_success(f.run({"blob", "get", hash_of(binary), "--out", f.store + "/blobs.idx.backup"}));
+  // A link whose target names a folder is refused as one.
+  std::filesystem::create_symlink("newdir/", f.dir.path() + "/to_folder");
+  check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.dir.path() + "/to_folder"}), 2,
+                "names a folder, not a file (through its symbolic link)");
+  // A folder that does not exist is named as the file asked for.
+  check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.dir.path() + "/nodir/x.bin"}), 2,
+                "/nodir/x.bin: ");
   simdjson::dom::parser blob_parser;
   const auto blob = f.json(blob_parser, {"blob", "get", hash_of(binary)});
   CHECK(text_of(blob, "hash") == hash_of(binary));

@@ -192,6 +192,11 @@ TEST_CASE("stale temporary files of dead writers are removed, live ones kept") {
   REQUIRE(in_flight->commit().has_value());
   CHECK(remove_stale_temporary_files(memory, "d/", options).error().code == errc::invalid_argument);
   CHECK(remove_stale_temporary_files(memory, "nowhere/t", options).error().code == errc::not_found);
+  // A writer that cannot create its temporary names the target, not the temporary.
+  const auto refused = atomic_file_writer::begin(memory, "nowhere/t", options);
+  REQUIRE_FALSE(refused.has_value());
+  CHECK(refused.error().code == errc::not_found);
+  CHECK(refused.error().path == "nowhere/t");
 }
 
 TEST_CASE("remove_stale_temporary_files_in cleans the temporaries of every target a predicate accepts") {

@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 
+#include "agentctx/core/error.hpp"
 #include "agentctx/core/utf8.hpp"
 
 namespace agentctx {
@@ -106,6 +107,16 @@ inline std::string escape_for_message(std::string_view text, std::size_t max_byt
 /// a message is printed, whatever made it.
 inline std::string printable_line(std::string_view message) {
   return detail::escape_text(message, SIZE_MAX, quote_style::text, false);
+}
+
+/// error::describe() ("PATH: at byte N: MESSAGE") with the path escaped as
+/// escape_for_message() escapes it: a name holding the text of an escape, or
+/// '"' and '\\', cannot pass for another name.
+inline std::string describe_for_message(const error& e) {
+  if (e.path.empty()) return e.describe();
+  error shown = e;
+  shown.path = escape_for_message(e.path, SIZE_MAX);
+  return shown.describe();
 }
 
 /// `text` in double quotes for a message (see the file comment).

@@ -195,7 +195,11 @@ class atomic_file_writer {
     auto opened = fs.open(temporary_path, create_new);
     if (!opened) {
       detail::unregister_temporary(temporary_name);
-      return unexpected(std::move(opened).error());
+      // Named by the target: the temporary's name means nothing to a caller
+      // (its folder is missing, or may not be written).
+      error refused = std::move(opened).error();
+      refused.path = target;
+      return unexpected(std::move(refused));
     }
     return atomic_file_writer(fs, target, std::move(temporary_name), std::move(temporary_path), std::move(*opened),
                               options.buffer_size);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "agentctx/core/error.hpp"
+#include "agentctx/core/quote.hpp"
 #include "agentctx/json/writer.hpp"
 
 namespace agentctx::memory {
@@ -120,7 +121,7 @@ inline memory_error from_io(const error& e, error_code data_code) {
   if (e.code == errc::outside_root) code = error_code::path_outside_repository;
   if (e.code == errc::locked) code = error_code::locked;
   if (is_data_error(e.code)) code = data_code;
-  return {code, e.describe()};
+  return {code, describe_for_message(e)};
 }
 
 }  // namespace agentctx::memory

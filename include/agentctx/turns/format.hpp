@@ -67,6 +67,19 @@ inline constexpr std::string_view index_manifest_file_name = "blobs.idx";
 inline constexpr std::string_view turn_checkpoint_file_name = "turns.idx";
 inline constexpr std::string_view lock_file_name = "store.lock";
 
+/// True when `name` is one of a store's own files: a name above, or a run of
+/// the blob index ("blobs.idx.<number>", blob_index.hpp).
+inline bool is_store_file_name(std::string_view name) {
+  for (const std::string_view own : {pack_file_name, turn_log_file_name, head_log_file_name, head_snapshot_file_name,
+                                     index_manifest_file_name, turn_checkpoint_file_name, lock_file_name}) {
+    if (name == own) return true;
+  }
+  if (!name.starts_with(index_manifest_file_name)) return false;
+  const std::string_view rest = name.substr(index_manifest_file_name.size());
+  return rest.size() > 1 && rest[0] == '.' &&
+         rest.find_first_not_of("0123456789", 1) == std::string_view::npos;
+}
+
 // --- file header (32 bytes) ----------------------------------------------------
 
 inline constexpr std::uint32_t pack_magic = 0x4B505342;            // "BSPK" on disk

@@ -29,14 +29,30 @@ int run_keygen(const keygen_options& o) {
   // A key is never written through a symbolic link (it could lead anywhere):
   // without --force a link there, dangling or not, is an existing file; with
   // it, the link itself is replaced.
+  namespace fs = std::filesystem;
   for (const std::string* path : {&o.out, &public_path}) {
     std::error_code ignored;
-    if (!o.force && std::filesystem::is_symlink(std::filesystem::symlink_status(*path, ignored))) {
+    const fs::file_status here = fs::symlink_status(*path, ignored);
+    if (!o.force && fs::is_symlink(here)) {
       return report_error(agentctx::make_error(agentctx::errc::already_exists,
                                                "a symbolic link is here; a key is not written through it (pass "
                                                "--force to replace the link)",
                                                *path));
     }
+    // Refused before anything is written, so that no half of a pair is.
+    if (fs::is_directory(here) || path->ends_with('/')) {
+      return report_error(agentctx::make_error(agentctx::errc::invalid_argument, "is a folder, not a file", *path));
+    }
+  }
+  // One file spelled two ways ("k" and "./k") would hold the public key only.
+  const auto spelled_out = [](const std::string& path) {
+    std::error_code ignored;
+    const fs::path whole = fs::absolute(path, ignored);
+    return fs::weakly_canonical(whole.parent_path(), ignored) / whole.filename();
+  };
+  if (spelled_out(o.out) == spelled_out(public_path)) {
+    return report_error(agentctx::make_error(agentctx::errc::invalid_argument,
+                                             "--out and --pub name the same file (" + public_path + ")", o.out));
   }
   auto key = agdb::ed25519_private_key::generate();
   if (!key) return report_error(key.error());

@@ -91,7 +91,8 @@ int run_fsck(const fsck_options& o) {
     std::cout << "recovery " << describe_recovery(report->recovery, report->repaired) << '\n';
   }
   for (const turns::check_problem& p : report->problems) {
-    std::cout << agentctx::make_error(agentctx::errc::corrupt, p.message, p.file, p.offset).describe() << '\n';
+    std::cout << agentctx_cli::printable_error(agentctx::make_error(agentctx::errc::corrupt, p.message, p.file, p.offset))
+              << '\n';
   }
   const std::string checked = "checked " + count_of(report->turns_checked, "turn") + ", " +
                               count_of(report->blobs_checked, "blob") + " and " +

@@ -35,7 +35,8 @@ inline std::string describe_recovery(const turns::recovery_report& r, bool appli
   std::string out;
   for (const std::string& part : parts) out += (out.empty() ? "" : "; ") + part;
   if (!out.empty() && !r.first_problem.empty()) out += "; first damage: " + r.first_problem;
-  return out;
+  // Its problems name the store's files, whose folder may be named anything.
+  return agentctx::printable_line(out);
 }
 
 /// Opens the store read-only. Errors: those of turn_store::open.

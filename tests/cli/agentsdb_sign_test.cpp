@@ -124,6 +124,19 @@ TEST_CASE("agentsdb keygen: existing key files are kept unless --force") {
   CHECK_FALSE(std::filesystem::is_symlink(dir.path() + "/linked.key"));
   CHECK(mode_of(dir.path() + "/linked.key") == 0600);
   CHECK_FALSE(std::filesystem::exists(dir.path() + "/elsewhere.key"));
+
+  // One file spelled two ways, and a folder, are refused before anything is
+  // written (the public key would replace the private one; half a pair).
+  const std::string kept = cli_test::read_file(dir.path() + "/signer.key");
+  check_error(agentsdb({"keygen", "--out", "signer.key", "--pub", "./signer.key", "--force"}, dir.path()), 2,
+              "signer.key: --out and --pub name the same file (./signer.key)");
+  std::filesystem::create_directory(dir.path() + "/d");
+  check_error(agentsdb({"keygen", "--out", "d/../signer.key", "--pub", "signer.key", "--force"}, dir.path()), 2,
+              "--out and --pub name the same file");
+  std::filesystem::create_directory(dir.path() + "/folder.pub");
+  check_error(agentsdb({"keygen", "--out", "signer.key", "--pub", "folder.pub", "--force"}, dir.path()), 2,
+              "folder.pub: is a folder, not a file");
+  CHECK(cli_test::read_file(dir.path() + "/signer.key") == kept);
 }
 
 TEST_CASE("agentsdb sign and verify: the seed's CI flow, in text and JSON") {

@@ -349,6 +349,9 @@ TEST_CASE("ctxstore: binary payloads from --file and stdin come back byte-exact;
   check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.dir.path() + "/to_run"}), 2,
                 "is one of the store's own files");
   CHECK_FALSE(std::filesystem::exists(f.store + "/blobs.idx.7"));
+  // And their temporaries, which the store removes.
+  check_failure(f.run({"blob", "get", hash_of(binary), "--out", f.store + "/.turns.idx.tmp.999999.0"}), 2,
+                "is one of the store's own files");
   // A user's file beside them is written.
   check_clean_success(f.run({"blob", "get", hash_of(binary), "--out", f.store + "/blobs.idx.backup"}));
   // A link whose target names a folder is refused as one.

@@ -197,6 +197,17 @@ TEST_CASE("stale temporary files of dead writers are removed, live ones kept") {
   REQUIRE_FALSE(refused.has_value());
   CHECK(refused.error().code == errc::not_found);
   CHECK(refused.error().path == "nowhere/t");
+  // So does a commit whose write, sync or rename fails.
+  for (const operation_kind kind : {operation_kind::write, operation_kind::sync, operation_kind::rename}) {
+    fault_injecting_file_system faulty(memory);
+    faulty.inject({kind, 1, std::nullopt});
+    auto writer = atomic_file_writer::begin(faulty, "d/t", options);
+    REQUIRE(writer.has_value());
+    REQUIRE(writer->append(bytes_of("new")).has_value());
+    const auto failed = writer->commit();
+    REQUIRE_FALSE(failed.has_value());
+    CHECK(failed.error().path == "d/t");
+  }
 }
 
 TEST_CASE("remove_stale_temporary_files_in cleans the temporaries of every target a predicate accepts") {

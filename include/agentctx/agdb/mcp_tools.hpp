@@ -48,6 +48,7 @@
 #include "agentctx/agdb/layer_search.hpp"
 #include "agentctx/agdb/layer_stack.hpp"
 #include "agentctx/agdb/proposals.hpp"
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/io/file_system.hpp"
 #include "agentctx/json/writer.hpp"
@@ -230,7 +231,7 @@ inline mcp::json_schema propose_output_schema() {
 }
 
 inline mcp::tool_result search_tool(mcp_tool_state& state, simdjson::dom::object arguments) {
-  const auto failed = [](const error& e) { return mcp::tool_result::failure(e.describe()); };
+  const auto failed = [](const error& e) { return mcp::tool_result::failure(describe_for_message(e)); };
   const std::string_view query = arguments["query"].get_string().value_unsafe();
   std::size_t k = 10;
   if (simdjson::dom::element value; arguments.at_key("k").get(value) == simdjson::SUCCESS) {
@@ -327,7 +328,7 @@ inline mcp::tool_result write_tool(mcp_tool_state& state, simdjson::dom::object 
     }
   }
   auto written = append_chunk(*state.fs, state.options.layers, w, state.options.embedder);
-  if (!written) return mcp::tool_result::failure(written.error().describe());
+  if (!written) return mcp::tool_result::failure(describe_for_message(written.error()));
 
   std::string out;
   json::writer j(out);
@@ -354,7 +355,7 @@ inline mcp::tool_result propose_tool(mcp_tool_state& state, simdjson::dom::objec
   text("what", request.what);
   text("where", request.where);
   auto proposed = propose_promotion(*state.fs, state.options.layers, request);
-  if (!proposed) return mcp::tool_result::failure(proposed.error().describe());
+  if (!proposed) return mcp::tool_result::failure(describe_for_message(proposed.error()));
 
   std::string out;
   json::writer j(out);

@@ -261,15 +261,16 @@ class atomic_file_writer {
       (void)cancel();
       return usable;
     }
+    // Failures are named by the target, as begin() names them.
     auto written = write_out();
     if (!written) {
       (void)cancel();
-      return written;
+      return named_by_target(std::move(written).error());
     }
     auto renamed = fs_->rename(temporary_path_, target_);
     if (!renamed) {
       (void)cancel();
-      return renamed;
+      return named_by_target(std::move(renamed).error());
     }
     finish();
     return fs_->sync_dir(parent_directory(target_));
@@ -311,6 +312,11 @@ class atomic_file_writer {
     std::swap(flushed_, other.flushed_);
     std::swap(broken_, other.broken_);
     std::swap(active_, other.active_);
+  }
+
+  result<void> named_by_target(error e) const {
+    e.path = target_;
+    return unexpected(std::move(e));
   }
 
   result<void> check_usable(const char* operation) const {

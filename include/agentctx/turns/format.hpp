@@ -67,9 +67,13 @@ inline constexpr std::string_view index_manifest_file_name = "blobs.idx";
 inline constexpr std::string_view turn_checkpoint_file_name = "turns.idx";
 inline constexpr std::string_view lock_file_name = "store.lock";
 
-/// True when `name` is one of a store's own files: a name above, or a run of
-/// the blob index ("blobs.idx.<number>", blob_index.hpp).
+/// True when `name` is one of a store's own files: a name above, a run of the
+/// blob index ("blobs.idx.<number>", blob_index.hpp), or the temporary file
+/// of an atomic write of one (".<name>.tmp.<...>", which the store removes).
 inline bool is_store_file_name(std::string_view name) {
+  if (const std::size_t tmp = name.find(".tmp."); name.starts_with('.') && tmp != std::string_view::npos && tmp > 1) {
+    return is_store_file_name(name.substr(1, tmp - 1));
+  }
   for (const std::string_view own : {pack_file_name, turn_log_file_name, head_log_file_name, head_snapshot_file_name,
                                      index_manifest_file_name, turn_checkpoint_file_name, lock_file_name}) {
     if (name == own) return true;

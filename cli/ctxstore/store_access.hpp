@@ -53,8 +53,8 @@ inline agentctx::result<std::unique_ptr<turns::turn_store>> open_writer(const wr
   options.wait_for_lock = o.wait;
   auto store = turns::turn_store::open(agentctx::io::default_file_system(), o.store, options);
   if (store && !(*store)->recovery().clean()) {
-    std::cerr << program_name << ": " << agentctx::escape_for_message(o.store, SIZE_MAX) << ": recovery " << describe_recovery((*store)->recovery(), true)
-              << '\n';
+    std::cerr << program_name << ": " << agentctx::escape_for_message(o.store, SIZE_MAX) << ": recovery "
+              << describe_recovery((*store)->recovery(), true) << '\n';
   }
   return store;
 }

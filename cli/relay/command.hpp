@@ -56,7 +56,8 @@ inline constexpr std::string_view exit_codes_help =
 /// The footer of a command group (relay project, relay session): the exit
 /// codes, then where a command's options are.
 inline std::string group_footer(std::string_view group) {
-  return std::string(exit_codes_help) + "\nRun 'relay " + std::string(group) + " COMMAND --help' for the options of a command.";
+  return std::string(exit_codes_help) + "\nRun 'relay " + std::string(group) +
+         " COMMAND --help' for the options of a command.";
 }
 
 /// The exit-code lines of the --help footers of deposit and relay-deposit:

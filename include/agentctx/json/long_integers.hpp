@@ -5,9 +5,9 @@
 // nearest double. parse_widening_long_integers() parses the text as it is
 // and, only when simdjson refuses a number, parses a copy in which every
 // plain integer beyond 64 bits is followed by ".0": the same value as the
-// nearest double, which simdjson reads (those within 64 bits are untouched). One definition serves every
-// reader of untrusted JSON built on simdjson's DOM (json::canonicalizer's
-// trees, the MCP server's JSON-RPC lines).
+// nearest double, which simdjson reads (those within 64 bits are untouched).
+// One definition serves every reader of untrusted JSON built on simdjson's
+// DOM (json::canonicalizer's trees, the MCP server's JSON-RPC lines).
 #pragma once
 
 #include <simdjson.h>

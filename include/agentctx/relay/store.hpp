@@ -2073,13 +2073,16 @@ class store {
     if (!reread) return fail(errc::corrupt, "status change makes the package invalid: " + reread.error().message);
     if (dry) return {};
     stored_package& p = packages_[static_cast<std::size_t>(found - packages_.data())];
-    auto computed = content_hash(reread->wire, canonicalizer_);
-    // A package quarantined already keeps its first reason: bytes that no
-    // longer match as deposited mismatch every later status's hash too.
-    if ((!computed || *computed != *hash) && !p.quarantined) {
-      p.quarantined = true;
-      quarantine_reasons_[p.sequence] = "status change to " + *status_text + " records hash " + *hash +
-                                         " but the package then hashes to " + (computed ? *computed : "nothing");
+    // A package quarantined already keeps its first reason (bytes that no
+    // longer match as deposited mismatch every later status's hash too), and
+    // is not hashed again.
+    if (!p.quarantined) {
+      auto computed = content_hash(reread->wire, canonicalizer_);
+      if (!computed || *computed != *hash) {
+        p.quarantined = true;
+        quarantine_reasons_[p.sequence] = "status change to " + *status_text + " records hash " + *hash +
+                                           " but the package then hashes to " + (computed ? *computed : "nothing");
+      }
     }
     p.package = std::move(*reread);
     p.hash = *hash;

@@ -65,7 +65,7 @@ namespace agentctx::json {
 
 namespace detail {
 
-// How canonicalizer::to_value reads a simdjson DOM element.
+// How canonicalizer::tree_of reads a simdjson DOM element.
 inline value::kind kind_of(simdjson::dom::element node) noexcept {
   switch (node.type()) {
     case simdjson::dom::element_type::ARRAY: return value::kind::array;
@@ -239,42 +239,73 @@ class output_buffer {
 };
 
 // Writes a tree canonically, checking what a program may have put in it
-// (text that is not UTF-8, NaN, duplicate names, nesting). `scratch` holds
-// the members of the objects being written, innermost last, so one buffer
-// serves every depth. write() returns false on the first problem, which
-// failure() then describes (a bool rather than a result per node keeps the
-// walk cheap).
+// (text that is not UTF-8, NaN, duplicate names, nesting). The walk keeps
+// its own stack in `scratch` rather than recursing, so a tree 1,024 levels
+// deep costs the call stack nothing; `scratch.members` holds the members of
+// the objects being written, innermost last, so one buffer serves every
+// depth. write() returns false on the first problem, which failure() then
+// describes (a bool rather than a result per node keeps the walk cheap).
 class canonical_writer {
  public:
   using member = member_entry<const value*>;
+  // An array or object being written: the next element (an index into the
+  // array, or into scratch.members), where its members start and end, and
+  // whether a member was written (null members of Appendix A are not).
+  struct open_node {
+    const value* node;
+    std::size_t next;
+    std::size_t begin;
+    std::size_t end;
+    bool written;
+  };
+  struct scratch {
+    std::vector<member> members;
+    std::vector<open_node> open;
+    void clear() noexcept {
+      members.clear();
+      open.clear();
+    }
+  };
 
-  canonical_writer(output_buffer& out, canonical_form form, std::vector<member>& scratch)
-      : out_(out), form_(form), scratch_(scratch) {}
+  canonical_writer(output_buffer& out, canonical_form form, scratch& scratch) : out_(out), form_(form), scratch_(scratch) {}
 
-  bool write(const value* node, unsigned depth) {
-    switch (node->type()) {
-      case value::kind::null: out_.put("null"); return true;
-      case value::kind::boolean: out_.put(node->as_bool() ? std::string_view("true") : std::string_view("false")); return true;
-      case value::kind::number: {
-        const double number = node->as_number();
-        if (!std::isfinite(number)) return fail(errc::invalid_value, "a number is NaN or infinite, which JSON cannot express");
-        out_.advance_to(write_es_number(out_.room(max_es_number_length), number));
-        return true;
-      }
-      case value::kind::string: return write_string(node->as_string());
-      case value::kind::array: {
-        if (depth >= max_nesting_depth) return too_deep();
-        out_.put('[');
-        bool first = true;
-        for (const value& item : node->as_array()) {
-          if (!first) out_.put(',');
-          first = false;
-          if (!write(&item, depth + 1)) return false;
+  bool write(const value& root) {
+    if (!is_container(root)) return write_scalar(root);
+    std::vector<open_node>& open = scratch_.open;
+    std::vector<member>& members = scratch_.members;
+    if (!open_container(root)) return false;
+    while (!open.empty()) {
+      open_node& top = open.back();
+      const value* child;
+      if (top.node->is_array()) {
+        const value::array_type& items = top.node->as_array();
+        if (top.next == items.size()) {
+          out_.put(']');
+          open.pop_back();
+          continue;
         }
-        out_.put(']');
-        return true;
+        if (top.next != 0) out_.put(',');
+        child = &items[top.next++];
+      } else {
+        // Appendix A leaves null members out (after the duplicate check: a
+        // name twice is an error even when both values are null).
+        if (form_ == canonical_form::relay) {
+          while (top.next != top.end && members[top.next].place->is_null()) ++top.next;
+        }
+        if (top.next == top.end) {
+          members.resize(top.begin);
+          out_.put('}');
+          open.pop_back();
+          continue;
+        }
+        if (top.written) out_.put(',');
+        top.written = true;
+        const member& m = members[top.next++];
+        child = m.place;
+        if (!write_string(m.name)) return false;
+        out_.put(':');
       }
-      case value::kind::object: return write_object(node, depth);
+      if (!(is_container(*child) ? open_container(*child) : write_scalar(*child))) return false;
     }
     return true;
   }
@@ -283,9 +314,26 @@ class canonical_writer {
   error& failure() noexcept { return failure_; }
 
  private:
-  bool fail(errc code, std::string message) {
+  static bool is_container(const value& node) noexcept { return node.is_array() || node.is_object(); }
+
+  [[gnu::cold, gnu::noinline]] bool fail(errc code, std::string message) {
     failure_ = make_error(code, std::move(message));
     return false;
+  }
+
+  bool write_scalar(const value& node) {
+    switch (node.type()) {
+      case value::kind::null: out_.put("null"); return true;
+      case value::kind::boolean: out_.put(node.as_bool() ? std::string_view("true") : std::string_view("false")); return true;
+      case value::kind::number: {
+        const double number = node.as_number();
+        if (!std::isfinite(number)) return fail(errc::invalid_value, "a number is NaN or infinite, which JSON cannot express");
+        out_.advance_to(write_es_number(out_.room(max_es_number_length), number));
+        return true;
+      }
+      case value::kind::string: return write_string(node.as_string());
+      default: return true;
+    }
   }
 
   bool write_string(std::string_view text) {
@@ -295,55 +343,39 @@ class canonical_writer {
     return true;
   }
 
-  bool write_object(const value* node, unsigned depth) {
-    if (depth >= max_nesting_depth) return too_deep();
-    const std::size_t begin = scratch_.size();
-    const canonical_form form = form_;
-    for (const value::member& m : node->as_object()) {
-      scratch_.push_back({name_prefix(m.first, form), m.first, &m.second});
+  // Writes the opening bracket of `node` and puts it on the stack: an
+  // object's members in canonical order in scratch.members, checked for a
+  // name given twice.
+  bool open_container(const value& node) {
+    if (scratch_.open.size() >= max_nesting_depth) return fail(errc::invalid_value, too_deep_message);
+    if (node.is_array()) {
+      out_.put('[');
+      scratch_.open.push_back({&node, 0, 0, 0, false});
+      return true;
     }
-    const auto first = scratch_.begin() + static_cast<std::ptrdiff_t>(begin);
+    std::vector<member>& members = scratch_.members;
+    const std::size_t begin = members.size();
+    const canonical_form form = form_;
+    for (const value::member& m : node.as_object()) members.push_back({name_prefix(m.first, form), m.first, &m.second});
+    const auto first = members.begin() + static_cast<std::ptrdiff_t>(begin);
     const auto less = [form](const member& a, const member& b) { return member_less(a, b, form); };
     // Members in canonical order already (a tree read from canonical text)
     // need no sort, and hold no name twice.
-    if (std::adjacent_find(first, scratch_.end(), [&](const member& a, const member& b) { return !less(a, b); }) !=
-        scratch_.end()) {
-      std::sort(first, scratch_.end(), less);
-      for (auto it = first; it != scratch_.end() && it + 1 != scratch_.end(); ++it) {
-        if (it->name == (it + 1)->name) {
-          std::string message = duplicate_name_message(it->name);
-          scratch_.resize(begin);
-          return fail(errc::invalid_value, std::move(message));
-        }
+    if (std::adjacent_find(first, members.end(), [&](const member& a, const member& b) { return !less(a, b); }) !=
+        members.end()) {
+      std::sort(first, members.end(), less);
+      for (auto it = first; it != members.end() && it + 1 != members.end(); ++it) {
+        if (it->name == (it + 1)->name) return fail(errc::invalid_value, duplicate_name_message(it->name));
       }
     }
     out_.put('{');
-    bool ok = true;
-    bool first_written = true;
-    for (std::size_t i = begin; ok && i < scratch_.size(); ++i) {
-      const std::string_view name = scratch_[i].name;  // copied: the recursion may grow scratch_
-      const value* const child = scratch_[i].place;
-      // Appendix A leaves null members out (after the duplicate check: a
-      // name twice is an error even when both values are null).
-      if (form_ == canonical_form::relay && child->is_null()) continue;
-      if (!first_written) out_.put(',');
-      first_written = false;
-      ok = write_string(name);
-      if (ok) {
-        out_.put(':');
-        ok = write(child, depth + 1);
-      }
-    }
-    scratch_.resize(begin);
-    if (ok) out_.put('}');
-    return ok;
+    scratch_.open.push_back({&node, begin, begin, members.size(), false});
+    return true;
   }
-
-  bool too_deep() { return fail(errc::invalid_value, too_deep_message); }
 
   output_buffer& out_;
   canonical_form form_;
-  std::vector<member>& scratch_;
+  scratch& scratch_;
   error failure_;
 };
 
@@ -399,7 +431,7 @@ class canonicalizer {
     value_scratch_.clear();
     detail::output_buffer buffer(out_);
     detail::canonical_writer writer(buffer, form, value_scratch_);
-    if (!writer.write(&root, 0)) return unexpected(std::move(writer.failure()));
+    if (!writer.write(root)) return unexpected(std::move(writer.failure()));
     return std::string_view(out_.data(), buffer.used());
   }
 
@@ -417,7 +449,7 @@ class canonicalizer {
         out_, [](void* context, std::string_view bytes) { (*static_cast<const decltype(call)*>(context))(bytes); },
         const_cast<void*>(static_cast<const void*>(&call)));
     detail::canonical_writer writer(buffer, form, value_scratch_);
-    if (!writer.write(&root, 0)) return unexpected(std::move(writer.failure()));
+    if (!writer.write(root)) return unexpected(std::move(writer.failure()));
     buffer.spill_rest();
     return {};
   }
@@ -435,14 +467,14 @@ class canonicalizer {
     } else {
       root = *parsed;
     }
-    auto tree = to_value(root, 0);
+    auto tree = tree_of(root);
     if (!tree) return unexpected(explained(json_text, std::move(tree).error()));
     return tree;
   }
 
   /// A tree of an element of a document parsed by simdjson, with the same
   /// checks as parse() (duplicate member names are an error).
-  result<value> to_value(simdjson::dom::element element) { return to_value(element, 0); }
+  result<value> to_value(simdjson::dom::element element) { return tree_of(element); }
 
   /// Parses JSON text with simdjson, reading integers beyond 64 bits as
   /// doubles. The element is valid until the next call on this object.
@@ -476,59 +508,116 @@ class canonicalizer {
     return refused ? std::move(fallback) : std::move(refused).error();
   }
 
-  result<value> to_value(simdjson::dom::element node, unsigned depth) {
+  // One array or object of the tree being built, with what of its element
+  // is left to read. The tree is built with this explicit stack, not by
+  // recursion: 1,024 levels cost the call stack nothing (a recursive build
+  // took about 0.5 KB of it a level).
+  struct open_container {
+    value built;
+    simdjson::dom::array::iterator next_item{}, end_item{};
+    simdjson::dom::object::iterator next_member{}, end_member{};
+    std::string_view name;  // its name in the object that holds it
+  };
+
+  // Starts the tree of array or object `node` at depth open_.size(), or
+  // says why it is refused (too deep, a member name twice).
+  std::optional<error> open(simdjson::dom::element node, std::string_view name) {
+    // simdjson reads one level more (its limit counts a scalar inside the
+    // innermost container): empty containers there are refused here.
+    if (open_.size() >= max_nesting_depth) return make_error(errc::invalid_value, too_deep_message);
+    open_container& c = open_.emplace_back();
+    c.name = name;
+    if (detail::kind_of(node) == value::kind::array) {
+      const simdjson::dom::array elements = node.get_array().value_unsafe();
+      value::array_type items;
+      items.reserve(elements.size());
+      c.built = value(std::move(items));
+      c.next_item = elements.begin();
+      c.end_item = elements.end();
+      return std::nullopt;
+    }
+    const simdjson::dom::object object = node.get_object().value_unsafe();
+    names_.clear();
+    for (simdjson::dom::key_value_pair member : object) names_.push_back(member.key);
+    // Names in increasing byte order (a tree read from canonical text) hold
+    // none twice: the sort is for the others.
+    if (std::adjacent_find(names_.begin(), names_.end(), std::greater_equal<std::string_view>()) != names_.end()) {
+      std::sort(names_.begin(), names_.end());
+      if (const auto dup = std::adjacent_find(names_.begin(), names_.end()); dup != names_.end()) {
+        return make_error(errc::invalid_value, "duplicate member name " + quote_for_message(*dup, 80));
+      }
+    }
+    value::object_type members;
+    members.reserve(names_.size());
+    c.built = value(std::move(members));
+    c.next_member = object.begin();
+    c.end_member = object.end();
+    return std::nullopt;
+  }
+
+  static value scalar_of(simdjson::dom::element node) {
     switch (detail::kind_of(node)) {
-      case value::kind::null: return value();
       case value::kind::boolean: return value(detail::bool_of(node));
       case value::kind::number: return value(detail::number_of(node));
       case value::kind::string: return value(detail::string_of(node));
-      case value::kind::array: {
-        // simdjson reads one level more (its limit counts a scalar inside
-        // the innermost container): empty containers there are refused here.
-        if (depth >= max_nesting_depth) return unexpected(make_error(errc::invalid_value, too_deep_message));
-        value::array_type items;
-        simdjson::dom::array elements;
-        if (node.get_array().get(elements) != simdjson::SUCCESS) return value();
-        items.reserve(elements.size());
-        for (simdjson::dom::element item : elements) {
-          auto converted = to_value(item, depth + 1);
-          if (!converted) return converted;
-          items.push_back(std::move(*converted));
-        }
-        return value(std::move(items));
+      default: return value();
+    }
+  }
+
+  static bool is_container(simdjson::dom::element node) noexcept {
+    const value::kind k = detail::kind_of(node);
+    return k == value::kind::array || k == value::kind::object;
+  }
+
+  // Adds `v`, named `name` when the innermost open container is an object.
+  void add_to_innermost(std::string_view name, value v) {
+    value& into = open_.back().built;
+    if (into.is_array()) {
+      into.as_array().push_back(std::move(v));
+    } else {
+      into.as_object().emplace_back(std::string(name), std::move(v));
+    }
+  }
+
+  // The tree of `root`, in document order; containers are checked as they
+  // are opened, so the first problem in the text is the one reported.
+  result<value> tree_of(simdjson::dom::element root) {
+    if (!is_container(root)) return scalar_of(root);
+    open_.clear();
+    if (auto refused = open(root, {})) return unexpected(std::move(*refused));
+    for (;;) {
+      open_container& top = open_.back();
+      simdjson::dom::element child;
+      std::string_view name;
+      if (top.built.is_array() && top.next_item != top.end_item) {
+        child = *top.next_item;
+        ++top.next_item;
+      } else if (top.built.is_object() && top.next_member != top.end_member) {
+        name = top.next_member.key();
+        child = top.next_member.value();
+        ++top.next_member;
+      } else {
+        value done = std::move(top.built);
+        name = top.name;
+        open_.pop_back();
+        if (open_.empty()) return done;
+        add_to_innermost(name, std::move(done));
+        continue;
       }
-      case value::kind::object: {
-        if (depth >= max_nesting_depth) return unexpected(make_error(errc::invalid_value, too_deep_message));
-        value::object_type members;
-        simdjson::dom::object object;
-        if (node.get_object().get(object) != simdjson::SUCCESS) return value();
-        names_.clear();
-        for (simdjson::dom::key_value_pair member : object) names_.push_back(member.key);
-        // Names in increasing byte order (a tree read from canonical text)
-        // hold none twice: the sort is for the others.
-        if (std::adjacent_find(names_.begin(), names_.end(), std::greater_equal<std::string_view>()) != names_.end()) {
-          std::sort(names_.begin(), names_.end());
-          if (const auto dup = std::adjacent_find(names_.begin(), names_.end()); dup != names_.end()) {
-            return unexpected(make_error(errc::invalid_value, "duplicate member name " + quote_for_message(*dup, 80)));
-          }
-        }
-        members.reserve(names_.size());
-        for (simdjson::dom::key_value_pair member : object) {
-          auto converted = to_value(member.value, depth + 1);
-          if (!converted) return converted;
-          members.emplace_back(std::string(member.key), std::move(*converted));
-        }
-        return value(std::move(members));
+      if (!is_container(child)) {
+        add_to_innermost(name, scalar_of(child));
+      } else if (auto refused = open(child, name)) {
+        return unexpected(std::move(*refused));
       }
     }
-    return value();
   }
 
   simdjson::dom::parser parser_;
   std::string widened_;
   std::string out_;
   std::vector<std::string_view> names_;
-  std::vector<detail::canonical_writer::member> value_scratch_;
+  std::vector<open_container> open_;  // tree_of's stack
+  detail::canonical_writer::scratch value_scratch_;
   std::string own_input_;  // a copy of a text that was this object's own output
   detail::text_canonicalizer text_;
 };

@@ -19,7 +19,8 @@ int run_append(const append_options& o) {
     auto appended =
         m.append_entry(o.section, content, o.date ? std::optional<std::string_view>(*o.date) : std::nullopt);
     if (!appended) return report(o, appended.error());
-    return print_result(o, *appended, "appended to " + appended->section + " in " + appended->session_file +
+    return print_result(o, *appended, "appended to " + agentctx_cli::shown(appended->section) + " in " +
+                                          agentctx_cli::shown(appended->session_file) +
                                           (appended->created ? " (log created)" : ""));
   });
 }

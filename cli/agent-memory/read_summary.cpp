@@ -10,7 +10,9 @@ int run_read(const common_options& o) {
   return with_memory(o, {}, [&](memory::agent_memory& m) {
     auto summary = m.read_summary();
     if (!summary) return report(o, summary.error());
-    if (summary->initialized) std::cerr << program_name << ": created " << summary->summary_file << '\n';
+    if (summary->initialized) {
+      std::cerr << program_name << ": created " << agentctx_cli::shown(summary->summary_file) << '\n';
+    }
     return print_result(o, *summary, summary->summary);
   });
 }

@@ -13,7 +13,8 @@ int run_start(const start_options& o) {
   return with_memory(o, {}, [&](memory::agent_memory& m) {
     auto opened = m.start_session(o.date ? std::optional<std::string_view>(*o.date) : std::nullopt);
     if (!opened) return report(o, opened.error());
-    return print_result(o, *opened, (opened->created ? "created " : "exists  ") + opened->session_file);
+    return print_result(o, *opened,
+                        (opened->created ? "created " : "exists  ") + agentctx_cli::shown(opened->session_file));
   });
 }
 

@@ -25,8 +25,8 @@ int run_update(const update_options& o) {
     if (!updated) return report(o, updated.error());
     return print_result(o, *updated,
                         std::string(updated->mode == memory::summary_mode::append ? "appended to " : "replaced ") +
-                            updated->section + (updated->section_added ? " (section added)" : "") + " in " +
-                            updated->summary_file + "; now " + updated->hash);
+                            agentctx_cli::shown(updated->section) + (updated->section_added ? " (section added)" : "") +
+                            " in " + agentctx_cli::shown(updated->summary_file) + "; now " + updated->hash);
   });
 }
 

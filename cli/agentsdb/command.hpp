@@ -19,6 +19,7 @@ using agentctx_cli::exit_failure;
 using agentctx_cli::exit_ok;
 using agentctx_cli::exit_usage;
 using agentctx_cli::positive_count;
+using agentctx_cli::shown;
 
 inline constexpr std::string_view program_name = "agentsdb";
 

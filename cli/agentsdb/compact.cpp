@@ -69,11 +69,11 @@ int run_compact(compact_cli_options o) {
     std::cout << out << '\n';
     return exit_ok;
   }
-  std::cout << "wrote " << o.request.out << ": " << report->out_chunks << " chunks (base " << report->base_chunks
+  std::cout << "wrote " << shown(o.request.out) << ": " << report->out_chunks << " chunks (base " << report->base_chunks
             << ", user " << report->user_chunks << ": " << report->replaced << " replaced, " << report->removed
             << " removed by tombstones, " << report->added << " added)"
             << (report->requantized ? "; i8 rows re-quantised with one new scale" : "") << '\n';
-  for (const auto& [from, to] : report->archived) std::cout << "archived " << from << " -> " << to << '\n';
+  for (const auto& [from, to] : report->archived) std::cout << "archived " << shown(from) << " -> " << shown(to) << '\n';
   if (report->pending_proposals_archived != 0) {
     std::cerr << "agentsdb: warning: " << report->pending_proposals_archived
               << " pending proposals were archived with the delta layer\n";

@@ -121,7 +121,7 @@ int run_compile(compile_cli_options& o) {
     std::printf("compiled %zu files (%zu skipped) into %zu chunks: %llu bytes in, %llu bytes out, "
                 "%.3f s (%.1f MB/s) -> %s\n",
                 s.files, s.skipped.size(), s.chunks, static_cast<unsigned long long>(s.input_bytes),
-                static_cast<unsigned long long>(s.output_bytes), seconds, mb_per_s, o.out.c_str());
+                static_cast<unsigned long long>(s.output_bytes), seconds, mb_per_s, shown(o.out).c_str());
   }
   return exit_ok;
 }

@@ -58,9 +58,9 @@ void write_change(writer& w, const agdb::chunk_change& change) {
 }
 
 void print_change(const agdb::chunk_change& change, char mark) {
-  std::cout << "  " << mark << ' ' << change.chunk.id << ' ' << change.chunk.kind << ": "
+  std::cout << "  " << mark << ' ' << change.chunk.id << ' ' << shown(change.chunk.kind) << ": "
             << agdb::layer_name(change.upper) << " over " << agdb::layer_name(change.lower);
-  if (change.lower_kind != change.chunk.kind) std::cout << " (kind was " << change.lower_kind << ')';
+  if (change.lower_kind != change.chunk.kind) std::cout << " (kind was " << shown(change.lower_kind) << ')';
   if (change.same_content) {
     std::cout << ", same content\n";
     return;
@@ -68,7 +68,7 @@ void print_change(const agdb::chunk_change& change, char mark) {
   std::cout << '\n' << "    --- " << agdb::layer_name(change.lower) << '\n'
             << "    +++ " << agdb::layer_name(change.upper) << '\n';
   for (const agentctx::line_edit& e : change.edits()) {
-    std::cout << "    " << static_cast<char>(e.kind) << ' ' << e.line << '\n';
+    std::cout << "    " << static_cast<char>(e.kind) << ' ' << agentctx::printable_line(e.line) << '\n';
   }
 }
 
@@ -134,10 +134,10 @@ int run_diff(const diff_cli_options& o) {
     return exit_ok;
   }
 
-  for (const std::string& warning : diff->warnings) std::cerr << "agentsdb: warning: " << warning << '\n';
+  print_warnings(diff->warnings);
   std::cout << "new in delta (" << diff->added.size() << ")\n";
   for (const agdb::diff_chunk& c : diff->added) {
-    std::cout << "  + " << c.id << ' ' << c.kind << " (" << c.author << ", " << c.confidence
+    std::cout << "  + " << c.id << ' ' << shown(c.kind) << " (" << shown(c.author) << ", " << c.confidence
               << "): " << preview(c.content, o.preview_chars) << '\n';
   }
   std::cout << "overrides (" << diff->overrides.size() << ")\n";
@@ -147,7 +147,7 @@ int run_diff(const diff_cli_options& o) {
   std::cout << "pending proposals (" << diff->pending.size() << ")\n";
   for (const agdb::proposal& p : diff->pending) {
     std::cout << "  proposal " << p.id << ": chunk " << p.context_id;
-    if (p.proposed_by) std::cout << " by " << *p.proposed_by;
+    if (p.proposed_by) std::cout << " by " << shown(*p.proposed_by);
     if (p.title) std::cout << " - " << preview(*p.title, o.preview_chars);
     std::cout << '\n';
   }

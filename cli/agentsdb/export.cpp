@@ -110,7 +110,7 @@ int run_export(const export_cli_options& o) {
   if (auto committed = writer->commit(); !committed) return report_error(committed.error());
   agentctx_cli::restore_mode(*target);
   std::cout << "exported " << count_of(chunks, "chunk") << " from " << count_of(inputs.size(), "layer") << " to "
-            << *o.out << '\n';
+            << shown(*o.out) << '\n';
   return exit_ok;
 }
 

@@ -85,9 +85,10 @@ int run_import(const import_cli_options& o) {
     std::cout << out << '\n';
     return exit_ok;
   }
-  for (const std::string& warning : report->warnings) std::cerr << "agentsdb: warning: " << warning << '\n';
+  print_warnings(report->warnings);
   std::cout << (report->dry_run ? "would import " : "imported ") << count_of(report->imported, "chunk") << " into the "
-            << agdb::layer_name(request.target) << " layer (" << report->path << (report->created ? ", new file" : "");
+            << agdb::layer_name(request.target) << " layer (" << shown(report->path)
+            << (report->created ? ", new file" : "");
   if (!report->dry_run) std::cout << ", " << count_of(report->chunk_count, "chunk");
   std::cout << "); " << count_of(report->duplicates, "duplicate") << " skipped, " << report->embedded
             << " embedded again";

@@ -110,7 +110,8 @@ void print_provenance(const std::vector<agdb::provenance_step>& steps, const pro
       std::cout << ": not in any of the layers\n";
       continue;
     }
-    std::cout << " in " << layers.layers[*step.layer].name << " (" << step.kind << ", " << step.author << ", "
+    std::cout << " in " << shown(layers.layers[*step.layer].name) << " (" << shown(step.kind) << ", "
+              << shown(step.author) << ", "
               << step.confidence << "): " << preview(step.content, 60);
     if (step.repeated) std::cout << " (shown above)";
     if (step.depth_limit) std::cout << " (depth limit: not followed)";
@@ -118,7 +119,7 @@ void print_provenance(const std::vector<agdb::provenance_step>& steps, const pro
     if (step.repeated) continue;
     for (const agdb::source_ref& source : step.sources) {
       if (source.kind == agdb::relationship_kind::source_string) {
-        std::cout << indent << "    <- " << source.text << '\n';
+        std::cout << indent << "    <- " << shown(source.text) << '\n';
       }
     }
   }
@@ -176,7 +177,7 @@ void write_summary_json(agentctx::json::writer& w, const agdb::layer_summary& s)
 }
 
 void print_summary_text(const agdb::layer_summary& s, const std::string& path) {
-  std::cout << "layer          " << path << '\n';
+  std::cout << "layer          " << shown(path) << '\n';
   std::cout << "file           " << s.file_size << " bytes, AGDB v" << s.header.version_major << '.'
             << s.header.version_minor << ", flags " << s.header.flags << '\n';
   std::cout << "sections       " << s.sections.size() << " (table at byte " << s.header.sections_offset << ")\n";
@@ -197,13 +198,13 @@ void print_summary_text(const agdb::layer_summary& s, const std::string& path) {
             << ", data at byte " << s.embeddings.data_offset << " (" << s.embeddings.data_length << " bytes)\n";
   std::cout << "profile        ";
   if (s.profile) {
-    std::cout << agdb::describe(*s.profile) << '\n';
+    std::cout << shown(agdb::describe(*s.profile)) << '\n';
   } else if (!s.profile_error.empty()) {
-    std::cout << "unreadable (" << s.profile_error << ")\n";
+    std::cout << "unreadable (" << agentctx::printable_line(s.profile_error) << ")\n";
   } else {
     std::cout << "none recorded (no layer metadata)\n";
   }
-  if (s.metadata_json) std::cout << "metadata       " << *s.metadata_json << '\n';
+  if (s.metadata_json) std::cout << "metadata       " << agentctx::printable_line(*s.metadata_json) << '\n';
   if (s.chunk_count != 0 && s.created_max_unix_ms == 0) {
     std::cout << "created        no timestamps (all 0: a reproducible build)\n";
   } else if (s.chunk_count != 0) {
@@ -228,10 +229,10 @@ int list_chunks(const agdb::layer_reader& reader, const inspect_options& o, agen
     if (w != nullptr) {
       write_chunk_json(*w, *view, *sources, std::nullopt);
     } else {
-      std::string first = sources->empty() ? "-" : describe_source(sources->front());
-      std::printf("%10u  %-16s %-6s %5.2f  %-28s %s\n", view->id, std::string(view->kind.substr(0, 16)).c_str(),
-                  std::string(view->author).c_str(), static_cast<double>(view->confidence),
-                  std::string(first.substr(0, 28)).c_str(), preview(view->content, 60).c_str());
+      const std::string first = sources->empty() ? "-" : describe_source(sources->front(), 28);
+      std::printf("%10u  %-16s %-6s %5.2f  %-28s %s\n", view->id, agentctx::escape_for_message(view->kind, 16).c_str(),
+                  shown(view->author).c_str(), static_cast<double>(view->confidence), first.c_str(),
+                  preview(view->content, 60).c_str());
     }
   }
   if (w != nullptr) {
@@ -260,8 +261,8 @@ int show_chunk(agdb::layer_reader reader_in, const inspect_options& o) {
     return exit_ok;
   }
   std::cout << "id             " << c.id << '\n';
-  std::cout << "kind           " << c.kind << '\n';
-  std::cout << "author         " << c.author << '\n';
+  std::cout << "kind           " << shown(c.kind) << '\n';
+  std::cout << "author         " << shown(c.author) << '\n';
   std::cout << "confidence     " << c.confidence << '\n';
   std::cout << "created_at     " << agentctx::format_rfc3339_utc_ms(c.created_at_unix_ms) << " ("
             << c.created_at_unix_ms << " ms)\n";
@@ -274,7 +275,7 @@ int show_chunk(agdb::layer_reader reader_in, const inspect_options& o) {
   std::cout << "embedding      row " << c.embedding_row << ", L2 norm " << details->embedding_norm << '\n';
   std::cout << "record         at byte " << c.record_offset << '\n';
   std::cout << "content        " << c.content.size() << " bytes\n";
-  std::cout << "----\n" << c.content;
+  std::cout << "----\n" << agentctx::printable_text(c.content);
   if (c.content.empty() || c.content.back() != '\n') std::cout << '\n';
   std::cout << "----\n";
   print_provenance(*chain, *layers);

@@ -75,7 +75,8 @@ int run_keygen(const keygen_options& o) {
     w.end_object();
     std::cout << out << '\n';
   } else {
-    std::cout << "wrote private key " << o.out << " (mode 0600, keep it secret) and public key " << public_path
+    std::cout << "wrote private key " << shown(o.out) << " (mode 0600, keep it secret) and public key "
+              << shown(public_path)
               << "\nkey id " << key_id << '\n';
   }
   return exit_ok;

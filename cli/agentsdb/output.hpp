@@ -4,6 +4,7 @@
 #include <simdjson.h>
 
 #include <functional>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,15 +22,19 @@
 namespace agentsdb {
 
 using agentctx_cli::count_of;
+using agentctx_cli::shown;
 
-/// "docs/a.md:12" for a string source, "chunk 7" for a chunk-id source.
-inline std::string describe_source(const agentctx::agdb::source_ref& s) {
+/// "docs/a.md:12" for a string source (escaped: it is read from the layer;
+/// at most `max_bytes` of it, cut at a character with "..."), "chunk 7" for
+/// a chunk-id source.
+inline std::string describe_source(const agentctx::agdb::source_ref& s, std::size_t max_bytes = SIZE_MAX) {
   if (s.kind == agentctx::agdb::relationship_kind::source_chunk_id) return "chunk " + std::to_string(s.chunk_id);
-  return s.text;
+  return agentctx::escape_for_message(s.text, max_bytes);
 }
 
 /// The first `max_chars` bytes of `text` on one line (newlines and tabs shown
-/// as spaces), cut at a UTF-8 boundary, with "..." when cut.
+/// as spaces), cut at a UTF-8 boundary, with "..." when cut; other control
+/// characters are escaped (agentctx::printable_line).
 inline std::string preview(std::string_view text, std::size_t max_chars) {
   std::string out;
   out.reserve(std::min(text.size(), max_chars) + 3);
@@ -38,12 +43,20 @@ inline std::string preview(std::string_view text, std::size_t max_chars) {
       while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
       if (!out.empty() && static_cast<unsigned char>(out.back()) >= 0xC0) out.pop_back();
       out += "...";
-      return out;
+      return agentctx::printable_line(out);
     }
     const char c = text[i];
     out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
   }
-  return out;
+  return agentctx::printable_line(out);
+}
+
+/// Prints each warning as "agentsdb: warning: TEXT" on stderr, made
+/// printable (a warning may quote a file's name or a layer's text).
+inline void print_warnings(const std::vector<std::string>& warnings) {
+  for (const std::string& warning : warnings) {
+    std::cerr << "agentsdb: warning: " << agentctx::printable_line(warning) << '\n';
+  }
 }
 
 /// "canonical 9, options 2".
@@ -52,7 +65,7 @@ inline std::string join_counts(const std::vector<agentctx::agdb::name_count>& co
   std::string out;
   for (const auto& c : counts) {
     if (!out.empty()) out += ", ";
-    out += c.name + " " + std::to_string(c.count);
+    out += shown(c.name) + " " + std::to_string(c.count);
   }
   return out;
 }

@@ -123,10 +123,6 @@ void write_warnings_json(writer& w, const std::vector<std::string>& warnings) {
   w.end_array();
 }
 
-void print_warnings(const std::vector<std::string>& warnings) {
-  for (const std::string& warning : warnings) std::cerr << "agentsdb: warning: " << warning << '\n';
-}
-
 std::string when(const std::optional<std::uint64_t>& ms) {
   return ms ? agentctx::format_rfc3339_utc_ms(*ms) : std::string("(no time)");
 }
@@ -134,9 +130,9 @@ std::string when(const std::optional<std::uint64_t>& ms) {
 int run_list(const review_cli_options& o) {
   auto view = open_review(o);
   if (!view) return report_error(view.error());
-  std::vector<const agdb::proposal*> shown;
+  std::vector<const agdb::proposal*> listed;
   for (const agdb::proposal& p : view->ledger.proposals) {
-    if (o.all || p.status == agdb::proposal_status::pending) shown.push_back(&p);
+    if (o.all || p.status == agdb::proposal_status::pending) listed.push_back(&p);
   }
   if (o.json) {
     std::string out;
@@ -146,7 +142,7 @@ int run_list(const review_cli_options& o) {
     w.key("pending").value(std::uint64_t{view->ledger.count(agdb::proposal_status::pending)});
     w.key("total").value(std::uint64_t{view->ledger.proposals.size()});
     w.key("proposals").begin_array();
-    for (const agdb::proposal* p : shown) write_proposal_json(w, *p, *view);
+    for (const agdb::proposal* p : listed) write_proposal_json(w, *p, *view);
     w.end_array();
     write_warnings_json(w, view->ledger.warnings);
     w.end_object();
@@ -156,10 +152,10 @@ int run_list(const review_cli_options& o) {
   print_warnings(view->ledger.warnings);
   std::cout << view->ledger.count(agdb::proposal_status::pending) << " pending of "
             << view->ledger.proposals.size() << " proposals\n";
-  for (const agdb::proposal* p : shown) {
-    std::cout << "  proposal " << p->id << ": chunk " << p->context_id << ' ' << p->from_path << " -> "
-              << p->to_path << ", " << agdb::status_name(p->status);
-    if (p->proposed_by) std::cout << ", by " << *p->proposed_by;
+  for (const agdb::proposal* p : listed) {
+    std::cout << "  proposal " << p->id << ": chunk " << p->context_id << ' ' << shown(p->from_path) << " -> "
+              << shown(p->to_path) << ", " << agdb::status_name(p->status);
+    if (p->proposed_by) std::cout << ", by " << shown(*p->proposed_by);
     std::cout << ", " << when(p->proposed_at_unix_ms);
     if (p->title) std::cout << " - " << preview(*p->title, 80);
     if (!view->in_delta(p->context_id)) std::cout << " (missing in delta)";
@@ -209,9 +205,10 @@ int run_show(const review_cli_options& o) {
   print_warnings(view->ledger.warnings);
   std::cout << "proposal       " << p->id << '\n';
   std::cout << "status         " << agdb::status_name(p->status) << '\n';
-  std::cout << "chunk          " << p->context_id << " (" << p->from_path << " -> " << p->to_path << ")\n";
-  std::cout << "proposed       " << when(p->proposed_at_unix_ms) << " by " << p->proposed_by.value_or("(unknown)")
-            << '\n';
+  std::cout << "chunk          " << p->context_id << " (" << shown(p->from_path) << " -> " << shown(p->to_path)
+            << ")\n";
+  std::cout << "proposed       " << when(p->proposed_at_unix_ms) << " by "
+            << (p->proposed_by ? shown(*p->proposed_by) : "(unknown)") << '\n';
   const auto line = [](std::string_view label, const std::optional<std::string>& text) {
     if (text) std::cout << label << preview(*text, 200) << '\n';
   };
@@ -220,8 +217,8 @@ int run_show(const review_cli_options& o) {
   line("what           ", p->what);
   line("where          ", p->where);
   if (p->decision_id) {
-    std::cout << "decided        " << when(p->decided_at_unix_ms) << " by " << p->decided_by.value_or("(unknown)")
-              << " (event " << *p->decision_id << ")\n";
+    std::cout << "decided        " << when(p->decided_at_unix_ms) << " by "
+              << (p->decided_by ? shown(*p->decided_by) : "(unknown)") << " (event " << *p->decision_id << ")\n";
     line("reason         ", p->reason);
     line("outcome        ", p->outcome);
   }
@@ -230,12 +227,12 @@ int run_show(const review_cli_options& o) {
     std::cout << "the proposed chunk is not in the delta layer\n";
     return exit_ok;
   }
-  std::cout << "kind           " << chunk->kind << '\n';
-  std::cout << "author         " << chunk->author << ", confidence " << chunk->confidence << '\n';
+  std::cout << "kind           " << shown(chunk->kind) << '\n';
+  std::cout << "author         " << shown(chunk->author) << ", confidence " << chunk->confidence << '\n';
   std::cout << "sources        ";
   if (sources.empty()) std::cout << "(none)";
   for (std::size_t i = 0; i < sources.size(); ++i) std::cout << (i == 0 ? "" : ", ") << describe_source(sources[i]);
-  std::cout << "\n----\n" << chunk->content;
+  std::cout << "\n----\n" << agentctx::printable_text(chunk->content);
   if (chunk->content.empty() || chunk->content.back() != '\n') std::cout << '\n';
   std::cout << "----\n";
   return exit_ok;
@@ -269,8 +266,8 @@ int print_promotion(const agdb::promotion_report& report, bool json) {
     if (c.proposal_id) std::cout << ", accepting proposal " << *c.proposal_id;
     std::cout << " (decision " << c.decision_id << ")\n";
   }
-  std::cout << report.user_path << (report.user_created ? " (new file)" : "") << " updated; decisions recorded in "
-            << report.delta_path << '\n';
+  std::cout << shown(report.user_path) << (report.user_created ? " (new file)" : "")
+            << " updated; decisions recorded in " << shown(report.delta_path) << '\n';
   return exit_ok;
 }
 
@@ -352,8 +349,8 @@ int run_propose(const review_cli_options& o) {
     return exit_ok;
   }
   std::cout << "proposal " << outcome->proposal_id << ": chunk " << outcome->context_id << " for the user layer"
-            << (outcome->already_pending ? " (already pending; nothing written)" : "") << " in " << outcome->path
-            << '\n';
+            << (outcome->already_pending ? " (already pending; nothing written)" : "") << " in "
+            << shown(outcome->path) << '\n';
   return exit_ok;
 }
 

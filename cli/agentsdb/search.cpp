@@ -113,7 +113,7 @@ void print_results(const search_cli_options& o, const std::vector<agdb::search_h
     std::printf("%zu. [%s] id %u  score %.4f", ++rank, std::string(agdb::layer_name(hit.layer)).c_str(), c.id,
                 hit.score);
     if (hit.lexical_score) std::printf(" (vector %.4f, bm25 %.3f)", hit.vector_score, *hit.lexical_score);
-    std::printf("  %s  %s  confidence %.2f\n", std::string(c.kind).c_str(), std::string(c.author).c_str(),
+    std::printf("  %s  %s  confidence %.2f\n", shown(c.kind).c_str(), shown(c.author).c_str(),
                 static_cast<double>(c.confidence));
     if (!hit.sources.empty()) {
       std::string sources;
@@ -185,7 +185,7 @@ int run_search(const search_cli_options& o) {
   if (o.query) request.query_text = *o.query;
   request.query_vector = query_vector;
   if (!o.json) {
-    for (const std::string& warning : warnings) std::cerr << "agentsdb: warning: " << warning << '\n';
+    print_warnings(warnings);
   }
 
   agdb::layer_searcher searcher(*stack);

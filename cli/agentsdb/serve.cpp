@@ -54,7 +54,7 @@ int run_serve(const serve_cli_options& o) {
   for (const agdb::layer_location& location : tool_options.layers) {
     const auto index = stack->index_of(location.id);
     const std::size_t chunks = index ? stack->layers()[*index].reader.chunk_count() : 0;
-    log_line(std::string(agdb::layer_name(location.id)) + " layer: " + location.path +
+    log_line(std::string(agdb::layer_name(location.id)) + " layer: " + agentctx_cli::shown(location.path) +
              (index ? " (" + count_of(chunks, "chunk") + ")" : " (absent)"));
   }
 

@@ -68,8 +68,8 @@ int run_sign(const sign_options& o) {
     w.end_object();
     std::cout << out << '\n';
   } else {
-    std::cout << "signed " << o.in << " (" << signature->layer_size << " bytes, sha256 " << digest << ") with key "
-              << signature->key_id << ": " << signature_path << '\n';
+    std::cout << "signed " << shown(o.in) << " (" << signature->layer_size << " bytes, sha256 " << digest << ") with key "
+              << signature->key_id << ": " << shown(signature_path) << '\n';
   }
   return exit_ok;
 }

@@ -69,7 +69,7 @@ int run_verify(const verify_options& o) {
     std::cerr << "agentsdb: " << agentctx_cli::printable_error(verified.error()) << '\n';
     return exit_failure;
   }
-  std::cout << o.in << ": signature valid (key id " << verified->key_id << ", " << verified->layer_size
+  std::cout << shown(o.in) << ": signature valid (key id " << verified->key_id << ", " << verified->layer_size
             << " bytes, sha256 " << agentctx::to_hex(verified->layer_sha256) << ")\n";
   return exit_ok;
 }

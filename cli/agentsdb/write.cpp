@@ -64,9 +64,7 @@ int run_write(const write_cli_options& o) {
   if (!configured) return usage_error(configured.error().message);
   auto written = agdb::append_chunk(fs, locations, w, *configured);
   if (!written) return report_error(written.error());
-  if (!o.json) {
-    for (const std::string& warning : written->warnings) std::cerr << "agentsdb: warning: " << warning << '\n';
-  }
+  if (!o.json) print_warnings(written->warnings);
 
   if (o.json) {
     std::string out;
@@ -78,7 +76,7 @@ int run_write(const write_cli_options& o) {
     std::cout << out << '\n';
   } else {
     std::cout << "wrote chunk " << written->id << " to the " << agdb::layer_name(w.scope) << " layer ("
-              << written->path << (written->created ? ", new file" : "") << ", "
+              << shown(written->path) << (written->created ? ", new file" : "") << ", "
               << count_of(written->chunk_count, "chunk") << ")\n";
   }
   return exit_ok;

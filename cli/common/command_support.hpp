@@ -84,6 +84,28 @@ struct command_table {
   void add(CLI::App* sub, command run) { entries.emplace_back(sub, std::move(run)); }
 };
 
+/// Text from a file or a store, or a name the user typed, safe to print on a
+/// terminal in the text output: escaped as in messages (agentctx::escape_for_message, never cut),
+/// so control characters (ESC, CR, a newline inside a field), DEL, bytes that
+/// are not UTF-8 and the characters that reorder or hide text show as escapes
+/// instead of acting on the terminal, and '"' and '\\' as \" and \\. The JSON
+/// output needs none of this: the writer escapes what JSON requires.
+inline std::string shown(std::string_view text) { return agentctx::escape_for_message(text, SIZE_MAX); }
+
+/// Multi-line text (a package's content) for the text output: each line as
+/// shown() makes it after `indent`, the line breaks kept.
+inline std::string shown_lines(std::string_view text, std::string_view indent) {
+  std::string out;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    out += indent;
+    out += shown(text.substr(0, end));
+    out += '\n';
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+  }
+  return out;
+}
+
 /// An error as one line to print: agentctx::describe_for_message (the path
 /// escaped as a message quotes text), then printable_line.
 inline std::string printable_error(const agentctx::error& e) {
@@ -167,6 +189,7 @@ inline int finish_output(int code, std::string_view program) {
 
 /// CLI11's parse errors said plainly, naming the option and what it takes:
 ///   "At Most 1 required but received 2" -> "given 2 times, but it takes one value"
+///                                          (ID,--project: "ID (or --project ID) given 2 times, ...")
 ///   "--x: 1 required TEXT missing"      -> "--x needs a value"
 ///   "Could not convert: --json = abc"   -> "--json is a flag: it takes no value, not 'abc'"
 ///                                          (an option: "--x: 'abc' is not a value it takes")
@@ -176,7 +199,18 @@ inline int finish_output(int code, std::string_view program) {
 inline std::string plain_parse_message(const CLI::App& app, std::string message) {
   constexpr std::string_view at_most_one = "At Most 1 required but received ";
   if (const std::size_t at = message.find(at_most_one); at != std::string::npos) {
-    return message.substr(0, at) + "given " + message.substr(at + at_most_one.size()) + " times, but it takes one value";
+    const std::string times = message.substr(at + at_most_one.size());
+    // An argument given as a positional or an option ("p1 --project p2"):
+    // named both ways, since either may have been given.
+    if (constexpr std::string_view colon = ": "; message.substr(0, at).ends_with(colon)) {
+      const std::string name = message.substr(0, at - colon.size());
+      const CLI::Option* option = named_command(app).get_option_no_throw(name);
+      if (option != nullptr && option->get_positional() && name.starts_with("--")) {
+        const std::string positional = option->get_name(true);
+        return positional + " (or " + name + " " + positional + ") given " + times + " times, but it takes one value";
+      }
+    }
+    return message.substr(0, at) + "given " + times + " times, but it takes one value";
   }
   if (const std::size_t colon = message.find(": "); colon != std::string::npos && message.starts_with("-") &&
                                                     message.ends_with(" missing") &&

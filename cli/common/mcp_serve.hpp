@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/version.hpp"
 #include "agentctx/mcp/server.hpp"
@@ -18,9 +19,11 @@
 
 namespace agentctx_cli {
 
-/// Writes "<program> serve: <line>" to stderr.
+/// Writes "<program> serve: <line>" to stderr, the line made printable: it
+/// quotes what the client sent (a method's or a tool's name, the client's
+/// name), which may hold control characters.
 inline void log_serve_line(std::string_view program, std::string_view line) {
-  std::cerr << program << " serve: " << line << '\n';
+  std::cerr << program << " serve: " << agentctx::printable_line(line) << '\n';
 }
 
 /// Serves `tools` over standard input and output until end of input, as the

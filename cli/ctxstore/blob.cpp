@@ -61,7 +61,7 @@ int run_blob_get(const blob_get_options& o) {
       });
     }
     if (o.out) {
-      std::cout << "wrote " << count_of(bytes->size(), "byte") << " to " << *o.out << '\n';
+      std::cout << "wrote " << count_of(bytes->size(), "byte") << " to " << agentctx_cli::shown(*o.out) << '\n';
       return static_cast<int>(exit_ok);
     }
     if (std::fwrite(bytes->data(), 1, bytes->size(), stdout) != bytes->size() || std::fflush(stdout) != 0) {

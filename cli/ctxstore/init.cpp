@@ -17,7 +17,7 @@ int run_init(const common_options& o) {
   if (o.json) {
     return print_json([&](agentctx::json::writer& w) { w.begin_object().key("store").value(o.store).end_object(); });
   }
-  std::cout << "initialized an empty turn store in " << o.store << '\n';
+  std::cout << "initialized an empty turn store in " << agentctx_cli::shown(o.store) << '\n';
   return exit_ok;
 }
 

@@ -33,6 +33,7 @@ using agentctx_cli::exit_ok;
 using agentctx_cli::exit_usage;
 using agentctx_cli::count_between;
 using agentctx_cli::positive_count;
+using agentctx_cli::shown;
 
 inline constexpr std::string_view program_name = "read-context";
 
@@ -108,10 +109,11 @@ int with_root(const common_options& o, Run&& run) {
   return run(**fs);
 }
 
-/// Prints `json` with --json, else `human` (nothing when it is empty),
-/// ending with a newline; returns exit_ok.
+/// Prints `json` with --json, else `human` (nothing when it is empty) made
+/// printable (agentctx::printable_text: a control character read from a
+/// file shows as an escape), ending with a newline; returns exit_ok.
 inline int print(const common_options& o, const std::string& json, const std::string& human) {
-  const std::string& text = o.json ? json : human;
+  const std::string text = o.json ? json : agentctx::printable_text(human);
   std::cout << text;
   if (!text.empty() && !text.ends_with('\n')) std::cout << '\n';
   return exit_ok;

@@ -20,7 +20,7 @@ int decide(const decide_options& o, bool confirm) {
     auto decided = confirm ? book.confirm(o.id, o.by, o.note) : book.decline(o.id, o.by, o.note);
     if (!decided) return report(o, decided.error());
     return print(o, context::to_json(*decided, agentctx::json::layout::pretty),
-                 decided->status + " " + decided->id + " (" + decided->path + ")" +
+                 shown(decided->status) + " " + shown(decided->id) + " (" + shown(decided->path) + ")" +
                      (decided->result_hash.empty() ? "" : "; now " + decided->result_hash));
   });
 }

@@ -17,14 +17,18 @@ int run_log(const log_options& o) {
     if (!log) return report(o, log.error());
     std::string text;
     for (const context::decision_record& d : log->decisions) {
-      text += d.at + "  " + d.decision + "  " + d.proposal_id + "  " + d.path + "  by " + d.actor;
-      if (!d.note.empty()) text += "  (" + d.note + ")";
+      text += shown(d.at) + "  " + shown(d.decision) + "  " + shown(d.proposal_id) + "  " + shown(d.path) + "  by " +
+              shown(d.actor);
+      if (!d.note.empty()) text += "  (" + shown(d.note) + ")";
       text += "\n";
     }
-    if (!log->exists) text += "no decisions yet (" + log->path + " does not exist)\n";
-    if (log->partial_last_line) text += "note: the last line of " + log->path + " was torn (a crash) and is skipped\n";
+    if (!log->exists) text += "no decisions yet (" + shown(log->path) + " does not exist)\n";
+    if (log->partial_last_line) {
+      text += "note: the last line of " + shown(log->path) + " was torn (a crash) and is skipped\n";
+    }
     if (log->skipped_lines > 0) {
-      text += "note: " + std::to_string(log->skipped_lines) + " line(s) of " + log->path + " are not decisions and are skipped\n";
+      text += "note: " + std::to_string(log->skipped_lines) + " line(s) of " + shown(log->path) +
+              " are not decisions and are skipped\n";
     }
     return print(o, context::to_json(*log, agentctx::json::layout::pretty), text);
   });

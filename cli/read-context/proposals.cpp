@@ -15,8 +15,9 @@ int run_proposals(const proposals_options& o) {
     if (!list) return report(o, list.error());
     std::string text;
     for (const auto& p : *list) {
-      text += p.id + "  " + p.status + "  " + p.mode + " " + p.path + "  by " + p.proposed_by + " at " + p.proposed_at;
-      if (!p.reason.empty()) text += "  (" + p.reason + ")";
+      text += shown(p.id) + "  " + shown(p.status) + "  " + shown(p.mode) + " " + shown(p.path) + "  by " +
+              shown(p.proposed_by) + " at " + shown(p.proposed_at);
+      if (!p.reason.empty()) text += "  (" + shown(p.reason) + ")";
       text += "\n";
     }
     return print(o, context::to_json(*list, agentctx::json::layout::pretty), text);

@@ -25,8 +25,8 @@ int run_propose(const propose_options& o) {
     auto made = context::proposal_book(fs, o.loader).propose(request);
     if (!made) return report(o, made.error());
     return print(o, context::to_json(*made, agentctx::json::layout::pretty),
-                 "proposed " + made->id + ": " + made->mode + " " + made->path + " (confirm with: read-context confirm " +
-                     made->id + " --by NAME)");
+                 "proposed " + shown(made->id) + ": " + shown(made->mode) + " " + shown(made->path) +
+                     " (confirm with: read-context confirm " + shown(made->id) + " --by NAME)");
   });
 }
 

@@ -28,7 +28,8 @@ int run_serve(const serve_options& o) {
     options.recent_window_ms = static_cast<std::uint64_t>(std::llround(o.recent_hours * 3'600'000.0));
     mcp::tool_registry tools;
     if (auto added = context::add_mcp_tools(tools, fs, options); !added) return report(o, added.error());
-    agentctx_cli::log_serve_line(program_name, "root " + static_cast<io::confined_file_system&>(fs).root());
+    agentctx_cli::log_serve_line(program_name,
+                                 "root " + agentctx_cli::shown(static_cast<io::confined_file_system&>(fs).root()));
     auto served = agentctx_cli::serve_mcp_stdio(
         program_name, "Context loader",
         "At the start of a session on an item call read_context(item_id) once and read the bundle in its order: "

@@ -13,7 +13,7 @@ struct show_options : common_options {
 };
 
 std::string tier_heading(std::string_view name, const context::text_tier& t) {
-  std::string out = "== " + std::string(name) + " (" + t.path;
+  std::string out = "== " + std::string(name) + " (" + shown(t.path);
   if (!t.exists) return out + ", missing) ==\n";
   if (t.last_modified_ms) out += ", modified " + agentctx::format_rfc3339_utc_ms(*t.last_modified_ms);
   out += ", " + t.hash.substr(0, 19) + "..., " + agentctx_cli::count_of(t.full_length_lines, "line");
@@ -23,7 +23,7 @@ std::string tier_heading(std::string_view name, const context::text_tier& t) {
 }
 
 std::string human(const context::context_bundle& b) {
-  std::string out = "context of " + b.item_id + " at " + b.loaded_at + "\n\n";
+  std::string out = "context of " + shown(b.item_id) + " at " + b.loaded_at + "\n\n";
   for (auto [name, tier] : {std::pair{"taste", &b.taste}, {"brief", &b.brief}, {"notes", &b.notes}}) {
     out += tier_heading(name, *tier) + tier->content;
     if (!tier->content.empty() && tier->content.back() != '\n') out += '\n';
@@ -31,7 +31,8 @@ std::string human(const context::context_bundle& b) {
   }
   const auto& log = b.recent_log;
   const std::size_t in_window = log.entries.size() + log.budget_dropped;
-  out += "== recent_log (" + log.path + ", " + (in_window == 1 ? std::string("1 entry") : std::to_string(in_window) + " entries") +
+  out += "== recent_log (" + shown(log.path) + ", " +
+         (in_window == 1 ? std::string("1 entry") : std::to_string(in_window) + " entries") +
          " from " + agentctx_cli::count_of(log.sessions, "session");
   if (log.budget_dropped > 0) out += "; the oldest " + std::to_string(log.budget_dropped) + " left out by the budget";
   if (log.partial_last_line) out += "; a torn last line skipped";
@@ -39,11 +40,14 @@ std::string human(const context::context_bundle& b) {
   if (log.capped) out += "; capped";
   out += ") ==\n";
   for (const auto& e : log.entries) {
-    out += e.timestamp.value_or("-") + "  " + e.session_id.value_or("-") + "  " + e.summary.value_or("") + "\n";
+    // One line each: a line break inside a field is shown as \n.
+    out += shown(e.timestamp.value_or("-")) + "  " + shown(e.session_id.value_or("-")) + "  " +
+           shown(e.summary.value_or("")) + "\n";
   }
-  out += "\n== vocabulary_gaps (" + b.vocabulary_gaps.path + ", " + std::to_string(b.vocabulary_gaps.entries.size()) +
+  out += "\n== vocabulary_gaps (" + shown(b.vocabulary_gaps.path) + ", " +
+         std::to_string(b.vocabulary_gaps.entries.size()) +
          " unresolved) ==\n";
-  for (const std::string& gap : b.vocabulary_gaps.entries) out += gap + "\n";
+  for (const std::string& gap : b.vocabulary_gaps.entries) out += shown(gap) + "\n";
   if (!b.omitted.empty()) {
     out += "\nbudget: left out";
     for (const auto& o : b.omitted) out += " " + o.tier + " (" + o.what + ")";

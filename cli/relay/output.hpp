@@ -23,27 +23,8 @@ namespace relay_cli {
 
 using json::write_value;  // a json::value, members in their order
 
-/// Text from the store or the input, safe to print on a terminal in the text
-/// output: escaped as in messages (agentctx::escape_for_message, never cut),
-/// so control characters (ESC, CR, a newline inside a field), DEL, bytes that
-/// are not UTF-8 and the characters that reorder or hide text show as escapes
-/// instead of acting on the terminal, and '"' and '\\' as \" and \\. The JSON
-/// output needs none of this: the writer escapes what JSON requires.
-inline std::string shown(std::string_view text) { return agentctx::escape_for_message(text, SIZE_MAX); }
-
-/// Multi-line text (a package's content) for the text output: each line as
-/// shown() makes it after `indent`, the line breaks kept.
-inline std::string shown_lines(std::string_view text, std::string_view indent) {
-  std::string out;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    out += indent;
-    out += shown(text.substr(0, end));
-    out += '\n';
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-  }
-  return out;
-}
+using agentctx_cli::shown;
+using agentctx_cli::shown_lines;
 
 /// Member `name` of an object; a null value when it is absent.
 inline const json::value& member(const json::value& object, std::string_view name) {

@@ -55,7 +55,8 @@ int run_repair(const repair_cli_options& o) {
     });
   }
   for (const relay::repair_loss& l : report->lost) {
-    std::cout << "lost at byte " << l.offset << " (" << count_of(l.bytes, "byte") << "): " << l.what << '\n';
+    std::cout << "lost at byte " << l.offset << " (" << count_of(l.bytes, "byte")
+              << "): " << agentctx::printable_line(l.what) << '\n';
   }
   for (const relay::repair_recreation& r : report->recreated) {
     std::cout << "project " << shown(r.project_id) << " lost the record that created it: recreated as of "
@@ -85,7 +86,7 @@ int run_repair(const repair_cli_options& o) {
     std::cout << "dry run: " << kept << ", " << count_of(report->lost.size(), "lost part") << "; nothing was changed\n";
   } else {
     std::cout << "repaired: " << kept << ", " << count_of(report->lost.size(), "lost part") << "; the damaged log is kept as "
-              << report->backup << '\n';
+              << shown(report->backup) << '\n';
   }
   return exit_ok;
 }

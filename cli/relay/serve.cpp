@@ -36,9 +36,9 @@ void log_line(std::string_view line) { agentctx_cli::log_serve_line("relay", lin
 int serve(const serve_cli_options& o, relay::store& s, agdb::embedder& embedder) {
   mcp::tool_registry tools;
   if (auto added = relay::add_mcp_tools(tools, s, embedder); !added) return report_error(o, added.error());
-  log_line("store " + s.directory() + ": " + count_of(s.projects().size(), "project") + ", " +
-           count_of(s.record_count(), "record") + "; embedder " + embedder.profile().backend + " (dim " +
-           std::to_string(embedder.profile().dim) + ")");
+  log_line("store " + agentctx_cli::shown(s.directory()) + ": " + count_of(s.projects().size(), "project") + ", " +
+           count_of(s.record_count(), "record") + "; embedder " + agentctx_cli::shown(embedder.profile().backend) +
+           " (dim " + std::to_string(embedder.profile().dim) + ")");
   auto served = agentctx_cli::serve_mcp_stdio(
       "relay", "Relay context store (Agentic Protocol)",
       "Relay keeps the shared context of a project across sessions and agents: immutable Context Packages (what was "

@@ -301,6 +301,44 @@ TEST_CASE("agentsdb review: refused requests exit with one line and write nothin
   CHECK_FALSE(std::filesystem::exists(repo.dir.path() + "/AGENTS.user.db"));
 }
 
+TEST_CASE("agentsdb: text read from a layer reaches the terminal escaped in every human-readable output") {
+  // A chunk, its source, its kind and a proposal's title and author holding
+  // ESC, BEL and a bidi override: an escape sequence in a layer file must not
+  // act on the terminal of whoever inspects, searches, diffs or reviews it.
+  review_repo repo;
+  const std::string esc = "\x1b[2J\x1b]0;title\x07";
+  const std::uint64_t hostile = repo.write("hello " + esc + "\nsecond line \xE2\x80\xAE", "note" + esc, "docs/" + esc + ".md:1");
+  const run_result proposed = repo.run({"propose", "--id", std::to_string(hostile), "--title", "T" + esc, "--by", "bob" + esc});
+  check_clean_success(proposed);
+  simdjson::dom::parser parser;
+  const auto listed_json = cli_test::parse_output(parser, repo.run({"proposals", "list", "--json"}));
+  const std::string proposal = std::to_string(number_of(array_of(listed_json, "proposals").at(0), "proposal_id"));
+  const std::vector<std::vector<std::string>> commands = {
+      {"inspect", "AGENTS.delta.db", "--list"},
+      {"inspect", "AGENTS.delta.db", "--id", std::to_string(hostile)},
+      {"search", "--delta", "AGENTS.delta.db", "--query", "hello"},
+      {"diff", "--base", "AGENTS.db", "--delta", "AGENTS.delta.db"},
+      {"proposals", "list"},
+      {"proposals", "show", "--id", proposal},
+  };
+  for (const auto& command : commands) {
+    CAPTURE(cli_test::joined(command));
+    const run_result r = repo.run(command);
+    check_clean_success(r);
+    CHECK(r.out.find('\x1b') == std::string::npos);
+    CHECK(r.out.find('\x07') == std::string::npos);
+    CHECK(r.out.find("\xE2\x80\xAE") == std::string::npos);
+    CHECK(contains(r.out, "\\x1b[2J\\x1b]0;title\\x07"));
+  }
+  // A multi-line content shown whole keeps its lines; a preview shows them on one.
+  const run_result shown = repo.run({"inspect", "AGENTS.delta.db", "--id", std::to_string(hostile)});
+  CHECK(contains(shown.out, "\\x07\nsecond line \\u202e\n"));
+  CHECK(contains(repo.run({"search", "--delta", "AGENTS.delta.db", "--query", "hello"}).out, "\\x07 second line"));
+  // The JSON output carries the text itself, escaped as JSON.
+  const auto chunk = cli_test::parse_output(parser, repo.run({"inspect", "AGENTS.delta.db", "--id", std::to_string(hostile), "--json"}));
+  CHECK(text_of(chunk, "kind") == "note" + esc);
+}
+
 #endif
 
 }  // namespace cli_agentsdb_review_test

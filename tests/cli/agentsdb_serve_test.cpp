@@ -241,6 +241,19 @@ TEST_CASE("agentsdb serve: a scripted session of good and bad lines; stdout hold
   CHECK(std::filesystem::exists(dir.path() + "/AGENTS.local.db"));
 }
 
+TEST_CASE("agentsdb serve: what the client sends reaches the log on stderr escaped") {
+  io_test::temporary_directory dir;
+  write_layers(dir.path());
+  cli_test::write_file(dir.path() + "/session.jsonl",
+                       initialize(1) + "\n" + call(2, "agents_nothing\\u001b]0;t\\u0007", "{}") + "\n");
+  const cli_test::run_result r = cli_test::agentsdb({"serve"}, dir.path(), dir.path() + "/session.jsonl");
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.find('\x1b') == std::string::npos);
+  CHECK(r.err.find('\x07') == std::string::npos);
+  CHECK(contains(r.err, "agents_nothing\\x1b]0;t\\x07"));
+}
+
 TEST_CASE("agentsdb serve: start-up errors are one line on stderr with the documented exit code") {
   io_test::temporary_directory dir;
   cli_test::write_file(dir.path() + "/AGENTS.db", "not a layer");

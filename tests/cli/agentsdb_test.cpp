@@ -353,6 +353,21 @@ TEST_CASE("agentsdb compile: the RFC form, run from inside the tree") {
   check_clean_success(agentsdb({"validate", "AGENTS.db"}, dir.path()));
 }
 
+TEST_CASE("agentsdb: a file name the user typed is escaped in the line that names it") {
+  temporary_directory dir;
+  write_tree(dir.path());
+  const std::string name = "out\x1b[31m.db";
+  const run_result compiled = agentsdb({"compile", "--root", ".", "--include", "AGENTS.md", "--out", name}, dir.path());
+  check_clean_success(compiled);
+  CHECK(contains(compiled.out, "-> out\\x1b[31m.db\n"));
+  const run_result inspected = agentsdb({"inspect", name}, dir.path());
+  check_clean_success(inspected);
+  CHECK(contains(inspected.out, "layer          out\\x1b[31m.db\n"));
+  const run_result keys = agentsdb({"keygen", "--out", "k\x1b", "--pub", "k\x07.pub"}, dir.path());
+  check_clean_success(keys);
+  CHECK(contains(keys.out, "wrote private key k\\x1b (mode 0600, keep it secret) and public key k\\x07.pub\n"));
+}
+
 TEST_CASE("agentsdb compile: --text chunks have no source and --kind sets every chunk's kind") {
   temporary_directory dir;
   write_tree(dir.path());

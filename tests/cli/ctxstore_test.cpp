@@ -127,6 +127,11 @@ TEST_CASE("ctxstore: init, create, append and contexts, in text and JSON") {
   const run_result init_json = cli_test::ctxstore({"init", "--store", second, "--json"});
   check_clean_success(init_json);
   CHECK(text_of(cli_test::parse_json(init_parser, init_json.out), "store") == second);
+  // A folder name holding ESC is escaped in the line that names it.
+  const std::string odd = f.dir.path() + "/odd\x1b[31m";
+  const run_result init_odd = cli_test::ctxstore({"init", "--store", odd});
+  check_clean_success(init_odd);
+  CHECK(init_odd.out == "initialized an empty turn store in " + f.dir.path() + "/odd\\x1b[31m\n");
 
   const run_result created = f.run({"create"});
   check_clean_success(created);

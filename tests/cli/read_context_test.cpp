@@ -167,6 +167,39 @@ TEST_CASE("read-context propose, confirm, decline and the decision log") {
   CHECK(contains(p.run({"log"}).out, "1 line(s) of .read-context/decisions.jsonl are not decisions"));
 }
 
+TEST_CASE("read-context: text read from a proposal or the decision log reaches the terminal escaped") {
+  project p;
+  simdjson::dom::parser parser;
+  const std::string esc = "\x1b[2J\x07";
+  auto made = p.run({"propose", "--target", "notes", "--item", "iguana", "--content", "- x", "--reason",
+                     "why" + esc + "\nforged line", "--json"});
+  check_clean_success(made);
+  const std::string id = text_of(cli_test::parse_output(parser, made)["data"]["proposal"].value(), "id");
+  auto listed = p.run({"proposals"});
+  check_clean_success(listed);
+  CHECK(cli_test::line_count(listed.out) == 1);  // the line break in the reason is shown as \n
+  CHECK(contains(listed.out, "(why\\x1b[2J\\x07\\nforged line)"));
+  // Names with control characters are refused when a decision is made; a
+  // log written otherwise is shown escaped.
+  check_failure(p.run({"decline", id, "--by", "jordan" + esc}), 3, "contains a control character");
+  check_clean_success(p.run({"decline", id, "--by", "jordan", "--note", "no"}));
+  const std::filesystem::path decisions = p.root / ".read-context" / "decisions.jsonl";
+  std::string lines = cli_test::read_file(decisions);
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{R"("jordan")", R"("jordan\u001b[2J\u0007")"},
+                                 {R"("no")", R"("no\u001b[2J\u0007")"}}) {
+    REQUIRE(lines.find(from) != std::string::npos);
+    lines.replace(lines.find(from), from.size(), to);
+  }
+  cli_test::write_file(decisions, lines);
+  auto log = p.run({"log"});
+  check_clean_success(log);
+  CHECK(log.out.find('\x1b') == std::string::npos);
+  CHECK(contains(log.out, "by jordan\\x1b[2J\\x07  (no\\x1b[2J\\x07)"));
+  // The JSON output keeps the text itself.
+  auto log_json = cli_test::parse_output(parser, p.run({"log", "--json"}))["data"]["decisions"].get_array();
+  CHECK(text_of(log_json.at(0).value(), "note") == "no" + esc);
+}
+
 TEST_CASE("read-context refusals: one line, documented exit codes") {
   project p;
   check_failure(p.run({"show", "../x"}), 3, "item id");

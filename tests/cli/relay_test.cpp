@@ -958,7 +958,10 @@ TEST_CASE("relay project and session commands") {
   CHECK(f.run({"project", "unarchive", "--project", "proj_three"}).out == "unarchived project proj_three\n");
   CHECK(f.run({"project", "show", "--project", "proj_three"}).out.starts_with("proj_three  Three  created "));
   check_failure(f.run({"project", "show", "proj_three", "--project", "proj_two"}), exit_usage,
-                "--project: given 2 times, but it takes one value");
+                "relay: ID (or --project ID) given 2 times, but it takes one value (run 'relay project show --help' "
+                "for usage)");
+  check_failure(f.run({"project", "archive", "--project", "proj_three", "--project", "proj_two"}), exit_usage,
+                "relay: ID (or --project ID) given 2 times, but it takes one value");
   check_failure(f.run({"project", "show"}), exit_usage, "relay: ID is required (or --project ID) (run 'relay project show --help' for usage)");
 
   // Sessions: a generated id and callsign; packages name their session.

@@ -58,4 +58,12 @@ TEST_CASE("quote_for_message: at most max_bytes of the input, cut between charac
   CHECK(escape_for_message(std::string(10, 'y'), 4) == "yyyy...");
 }
 
+TEST_CASE("printable_line and printable_text: quotes as they are, line breaks escaped or kept") {
+  const std::string text = "say \"hi\" \\ now\nnext\tcol\r\x1b[2J\x07 \xE2\x80\xAE \xFF end";
+  CHECK(agentctx::printable_line(text) == "say \"hi\" \\ now\\nnext\\tcol\\r\\x1b[2J\\x07 \\u202e \\xff end");
+  CHECK(agentctx::printable_text(text) == "say \"hi\" \\ now\nnext\tcol\\r\\x1b[2J\\x07 \\u202e \\xff end");
+  CHECK(agentctx::printable_text("") == "");
+  CHECK(agentctx::printable_text("a\n\nb\n") == "a\n\nb\n");
+}
+
 }  // namespace core_quote_test

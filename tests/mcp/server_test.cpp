@@ -307,10 +307,26 @@ TEST_CASE("an integer beyond 64 bits is read as the nearest double, not refused 
   CHECK(s.send(R"({"jsonrpc":"2.0","id":7,"method":"ping","params":{"n":1e400}})")->find("-32700") != std::string::npos);
   // As an id, such an integer could not be echoed exactly: refused, saying what it is.
   CHECK(*s.send(R"({"jsonrpc":"2.0","id":18446744073709551616,"method":"ping"})") ==
-        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the id must be a string or an integer, not an )"
-        R"(integer beyond 64 bits"}})");
-  CHECK(s.send(R"({"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping"})")->find("not an integer beyond 64 bits") !=
-        std::string::npos);
+        R"({"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"the id must be a string or an integer, not a )"
+        R"(number beyond the range of 64-bit integers"}})");
+  CHECK(s.send(R"({"jsonrpc":"2.0","id":-9223372036854775810,"method":"ping"})")
+            ->find("not an integer below -2^63 or a number written with a fraction or an exponent") != std::string::npos);
+  // Written with an exponent or digits, a number beyond the range is the same
+  // double: it is named for what both are. So is -2^63 written as a fraction
+  // and an integer just below -2^63, which rounds to it.
+  for (const char* id : {"1e20", "-1e19", "18446744073709551616", "1.8446744073709552e19"}) {
+    CAPTURE(id);
+    CHECK(s.send(std::string(R"({"jsonrpc":"2.0","method":"ping","id":)") + id + "}")
+              ->find("not a number beyond the range of 64-bit integers") != std::string::npos);
+  }
+  for (const char* id : {"-9223372036854775808.0", "-9.223372036854775808e18", "-9223372036854775809"}) {
+    CAPTURE(id);
+    CHECK(s.send(std::string(R"({"jsonrpc":"2.0","method":"ping","id":)") + id + "}")
+              ->find("not an integer below -2^63 or a number written with a fraction or an exponent") !=
+          std::string::npos);
+  }
+  CHECK(s.send(R"({"jsonrpc":"2.0","method":"ping","id":1e2})")
+            ->find("not a number written with a fraction or an exponent") != std::string::npos);
   // The largest ids that fit are answered, and a fraction is still called one.
   CHECK(*s.send(R"({"jsonrpc":"2.0","id":18446744073709551615,"method":"ping"})") ==
         R"({"jsonrpc":"2.0","id":18446744073709551615,"result":{}})");
@@ -329,9 +345,9 @@ TEST_CASE("an integer beyond 64 bits is read as the nearest double, not refused 
           R"({"jsonrpc":"2.0","id":)" + id + R"(,"result":{}})");
   }
   CHECK(s.send(R"({"jsonrpc":"2.0","id":18446744073709551616,"method":"ping","params":{"x":1e2}})")
-            ->find("not an integer beyond 64 bits") != std::string::npos);
-  CHECK(s.send(R"({"jsonrpc":"2.0","id":-9223372036854775809,"method":"ping","params":{"x":18446744073709551616}})")
-            ->find("not an integer beyond 64 bits") != std::string::npos);
+            ->find("not a number beyond the range of 64-bit integers") != std::string::npos);
+  CHECK(s.send(R"({"jsonrpc":"2.0","id":-9223372036854777856,"method":"ping","params":{"x":18446744073709551616}})")
+            ->find("not a number beyond the range of 64-bit integers") != std::string::npos);
 }
 
 TEST_CASE("tool_registry refuses bad names, taken names, missing handlers and non-object schemas") {

@@ -57,6 +57,7 @@
 #include "agentctx/agdb/layer_stack.hpp"
 #include "agentctx/agdb/layer_update.hpp"
 #include "agentctx/agdb/layer_writer.hpp"
+#include "agentctx/core/quote.hpp"
 #include "agentctx/core/result.hpp"
 #include "agentctx/core/time.hpp"
 #include "agentctx/core/utf8.hpp"
@@ -168,7 +169,7 @@ inline result<proposal_event> parse_proposal_event(std::string_view content) {
   } else if (*action == "reject") {
     e.action = proposal_action::reject;
   } else {
-    return invalid("action '" + *action + "' is not propose, accept or reject");
+    return invalid("action " + quote_for_message(*action) + " is not propose, accept or reject");
   }
   auto context = id_member("context_id");
   if (!context) return unexpected(std::move(context).error());

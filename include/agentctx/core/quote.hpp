@@ -50,9 +50,11 @@ inline void append_hex_escape(std::string& out, char kind, std::uint32_t value, 
 
 namespace detail {
 
-// escape_for_message() and printable_line(): with `escape_quotes` false,
-// '"' and '\\' stay as they are.
-inline std::string escape_text(std::string_view text, std::size_t max_bytes, quote_style style, bool escape_quotes) {
+// escape_for_message(), printable_line() and printable_text(): with
+// `escape_quotes` false, '"' and '\\' stay as they are; with `keep_lines`,
+// so do '\n' and '\t'.
+inline std::string escape_text(std::string_view text, std::size_t max_bytes, quote_style style, bool escape_quotes,
+                               bool keep_lines = false) {
   std::string out;
   std::size_t i = 0;
   while (i < text.size()) {
@@ -68,9 +70,9 @@ inline std::string escape_text(std::string_view text, std::size_t max_bytes, quo
       switch (byte) {
         case '"': out += escape_quotes ? "\\\"" : "\""; break;
         case '\\': out += escape_quotes ? "\\\\" : "\\"; break;
-        case '\n': out += "\\n"; break;
+        case '\n': out += keep_lines ? "\n" : "\\n"; break;
         case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '\t': out += keep_lines ? "\t" : "\\t"; break;
         default:
           if (byte < 0x20 || byte == 0x7F) {
             detail::append_hex_escape(out, 'x', byte, 2);
@@ -107,6 +109,13 @@ inline std::string escape_for_message(std::string_view text, std::size_t max_byt
 /// a message is printed, whatever made it.
 inline std::string printable_line(std::string_view message) {
   return detail::escape_text(message, SIZE_MAX, quote_style::text, false);
+}
+
+/// Text of several lines (a chunk's content, a report) made safe to print on
+/// a terminal: what printable_line() escapes, but for line feeds and tabs,
+/// which stay as they are ('\r' is escaped: it could overwrite a line).
+inline std::string printable_text(std::string_view text) {
+  return detail::escape_text(text, SIZE_MAX, quote_style::text, false, true);
 }
 
 /// error::describe() ("PATH: at byte N: MESSAGE") with the path escaped as

@@ -96,16 +96,23 @@ inline decoded_message invalid_message(rpc_error_code code, std::string message,
 }
 
 // What an id that is neither a string nor a 64-bit integer is, for the
-// message refusing it. simdjson reads an integer beyond 64 bits as a double:
-// it is one if the double has no fraction and is out of 64-bit range (-2^63
-// included: an id of that value written as an integer reads as an int64).
+// message refusing it. simdjson reads a number written with a fraction or an
+// exponent (1.0, 1e20) and an integer beyond 64 bits as a double, and the
+// double does not say which it was: beyond the range of 64-bit integers it
+// is one either way; at -2^63 it may be an integer just below it rounded
+// (-9223372036854775809) or -2^63 written with a fraction; within the range
+// it was written with a fraction or an exponent (a plain integer there
+// reads as an integer).
 inline std::string refused_id_type(simdjson::dom::element id) {
   double number = 0;
   if (id.get_double().get(number) != simdjson::SUCCESS) return std::string(json::describe_type(id));
   if (std::trunc(number) != number) return "a fraction";
-  const bool beyond_64_bits = number <= -0x1p63 || number >= 0x1p64;
-  return beyond_64_bits ? "an integer beyond 64 bits"
-                        : "a number written with a fraction or an exponent (1.0, 1e2: it could not be echoed as written)";
+  if (number < -0x1p63 || number >= 0x1p64) return "a number beyond the range of 64-bit integers";
+  if (number == -0x1p63) {
+    return "an integer below -2^63 or a number written with a fraction or an exponent (-9223372036854775808.0): "
+           "it could not be echoed as written";
+  }
+  return "a number written with a fraction or an exponent (1.0, 1e2: it could not be echoed as written)";
 }
 
 }  // namespace detail

@@ -40,9 +40,11 @@ int run_assert(const assert_options& o) {
     const std::string name = given.substr(0, equals);
     auto value = agentctx::json::parse(std::string_view(given).substr(equals + 1));
     if (!value) {
-      return report_error(o, agentctx::make_error(agentctx::errc::invalid_argument,
-                                                  "--extension " + name + ": " +
-                                                      agentctx::json::refusal_of("the value", value.error())));
+      // The offset counts in the value, not in a file: said after the reason.
+      const agentctx::error& refused = value.error();
+      std::string message = "--extension " + name + ": " + agentctx::json::refusal_of("the value", refused);
+      if (refused.has_offset()) message += " (at byte " + std::to_string(refused.offset) + " of the value)";
+      return report_error(o, agentctx::make_error(agentctx::errc::invalid_argument, std::move(message)));
     }
     input.extensions.emplace_back(name, std::move(*value));
   }

@@ -13,7 +13,9 @@ int run_read(const common_options& o) {
     if (summary->initialized) {
       std::cerr << program_name << ": created " << agentctx_cli::shown(summary->summary_file) << '\n';
     }
-    return print_result(o, *summary, summary->summary);
+    // The summary as it is, but for control characters (a file in the
+    // repository may hold escape sequences): printable_text keeps its lines.
+    return print_result(o, *summary, agentctx::printable_text(summary->summary));
   });
 }
 

@@ -229,8 +229,8 @@ int list_chunks(const agdb::layer_reader& reader, const inspect_options& o, agen
     if (w != nullptr) {
       write_chunk_json(*w, *view, *sources, std::nullopt);
     } else {
-      const std::string first = sources->empty() ? "-" : describe_source(sources->front(), 28);
-      std::printf("%10u  %-16s %-6s %5.2f  %-28s %s\n", view->id, agentctx::escape_for_message(view->kind, 16).c_str(),
+      const std::string first = sources->empty() ? "-" : fit_column(describe_source(sources->front()), 28);
+      std::printf("%10u  %-16s %-6s %5.2f  %-28s %s\n", view->id, fit_column(shown(view->kind), 16).c_str(),
                   shown(view->author).c_str(), static_cast<double>(view->confidence), first.c_str(),
                   preview(view->content, 60).c_str());
     }

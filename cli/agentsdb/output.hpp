@@ -24,12 +24,21 @@ namespace agentsdb {
 using agentctx_cli::count_of;
 using agentctx_cli::shown;
 
-/// "docs/a.md:12" for a string source (escaped: it is read from the layer;
-/// at most `max_bytes` of it, cut at a character with "..."), "chunk 7" for
-/// a chunk-id source.
-inline std::string describe_source(const agentctx::agdb::source_ref& s, std::size_t max_bytes = SIZE_MAX) {
+/// "docs/a.md:12" for a string source (shown(): it is read from the layer),
+/// "chunk 7" for a chunk-id source.
+inline std::string describe_source(const agentctx::agdb::source_ref& s) {
   if (s.kind == agentctx::agdb::relationship_kind::source_chunk_id) return "chunk " + std::to_string(s.chunk_id);
-  return agentctx::escape_for_message(s.text, max_bytes);
+  return shown(s.text);
+}
+
+/// `text` cut to at most `width` bytes for a table's column, at a character
+/// boundary, its last three bytes "..." when cut.
+inline std::string fit_column(std::string text, std::size_t width) {
+  if (text.size() <= width) return text;
+  std::size_t cut = width >= 3 ? width - 3 : 0;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  return text + "...";
 }
 
 /// The first `max_chars` bytes of `text` on one line (newlines and tabs shown

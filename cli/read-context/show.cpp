@@ -47,7 +47,8 @@ std::string human(const context::context_bundle& b) {
   out += "\n== vocabulary_gaps (" + shown(b.vocabulary_gaps.path) + ", " +
          std::to_string(b.vocabulary_gaps.entries.size()) +
          " unresolved) ==\n";
-  for (const std::string& gap : b.vocabulary_gaps.entries) out += shown(gap) + "\n";
+  // A gap is a line of compact JSON: one line already, its strings escaped.
+  for (const std::string& gap : b.vocabulary_gaps.entries) out += agentctx::printable_line(gap) + "\n";
   if (!b.omitted.empty()) {
     out += "\nbudget: left out";
     for (const auto& o : b.omitted) out += " " + o.tier + " (" + o.what + ")";

@@ -144,7 +144,7 @@ TEST_CASE("bad proposal event contents are refused with a message naming the mem
       {"{", "not JSON"},
       {"[1,2]", "not a JSON object"},
       {"\"propose\"", "not a JSON object"},
-      {R"({"action":"delete","context_id":1})", "action 'delete'"},
+      {R"({"action":"delete","context_id":1})", "action \"delete\""},
       {R"({"action":7,"context_id":1})", "action is not a string"},
       {R"({"action":"propose"})", "context_id is missing"},
       {R"({"context_id":null})", "context_id is missing"},

@@ -100,6 +100,23 @@ TEST_CASE("agent-memory: a session from start to summary, in text and JSON") {
   auto text = repo.run({"read-summary", "--agent", "aristotle"});
   check_clean_success(text);
   CHECK(text.out == cli_test::read_file(repo.memory("_summary.md")));
+  {
+    // Control characters in the file are shown escaped; its lines and CRLF
+    // line ends as they are; --json carries the text exactly.
+    const std::string original = cli_test::read_file(repo.memory("_summary.md"));
+    const std::size_t heading = original.find("## Context\n");
+    REQUIRE(heading != std::string::npos);
+    std::string hostile = original;
+    hostile.insert(heading + 11, "hello \x1b[2J\x07 there\r\nnext\tline\r\n\n");
+    cli_test::write_file(repo.memory("_summary.md"), hostile);
+    auto shown = repo.run({"read-summary", "--agent", "aristotle"});
+    check_clean_success(shown);
+    CHECK(shown.out.find('\x1b') == std::string::npos);
+    CHECK(contains(shown.out, "hello \\x1b[2J\\x07 there\r\nnext\tline\r\n"));
+    auto exact = repo.run({"read-summary", "--agent", "aristotle", "--json"});
+    CHECK(contains(text_of(cli_test::parse_output(parser, exact), "summary"), "hello \x1b[2J\x07 there\r\n"));
+    cli_test::write_file(repo.memory("_summary.md"), original);
+  }
 
   auto updated = repo.run({"update-summary", "--agent", "aristotle", "--section", "Decisions", "--mode", "append",
                            "--content", "- Parser first", "--base-hash", hash, "--json"});

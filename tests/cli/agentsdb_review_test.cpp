@@ -334,6 +334,13 @@ TEST_CASE("agentsdb: text read from a layer reaches the terminal escaped in ever
   const run_result shown = repo.run({"inspect", "AGENTS.delta.db", "--id", std::to_string(hostile)});
   CHECK(contains(shown.out, "\\x07\nsecond line \\u202e\n"));
   CHECK(contains(repo.run({"search", "--delta", "AGENTS.delta.db", "--query", "hello"}).out, "\\x07 second line"));
+  // The columns of inspect --list keep their widths when what they show is cut.
+  repo.write("x", "a-kind-longer-than-the-column", "docs/a/path/longer/than/its/column/file.md:12");
+  const run_result table = repo.run({"inspect", "AGENTS.delta.db", "--list"});
+  check_clean_success(table);
+  CAPTURE(table.out);
+  CHECK(contains(table.out, " a-kind-longer... mcp     0.80  docs/a/path/longer/than/i... x\n"));
+  CHECK(contains(table.out, " note\\x1b[2J\\x... mcp     0.80  docs/\\x1b[2J\\x1b]0;title\\... hello "));
   // The JSON output carries the text itself, escaped as JSON.
   const auto chunk = cli_test::parse_output(parser, repo.run({"inspect", "AGENTS.delta.db", "--id", std::to_string(hostile), "--json"}));
   CHECK(text_of(chunk, "kind") == "note" + esc);

@@ -64,6 +64,9 @@ TEST_CASE("printable_line and printable_text: quotes as they are, line breaks es
   CHECK(agentctx::printable_text(text) == "say \"hi\" \\ now\nnext\tcol\\r\\x1b[2J\\x07 \\u202e \\xff end");
   CHECK(agentctx::printable_text("") == "");
   CHECK(agentctx::printable_text("a\n\nb\n") == "a\n\nb\n");
+  // A CRLF line end is kept; a carriage return elsewhere could overwrite a line.
+  CHECK(agentctx::printable_text("a\r\nb\rc\r") == "a\r\nb\\rc\\r");
+  CHECK(agentctx::printable_line("a\r\n") == "a\\r\\n");
 }
 
 }  // namespace core_quote_test

@@ -52,7 +52,7 @@ namespace detail {
 
 // escape_for_message(), printable_line() and printable_text(): with
 // `escape_quotes` false, '"' and '\\' stay as they are; with `keep_lines`,
-// so do '\n' and '\t'.
+// so do '\n', '\t' and a '\r' before '\n'.
 inline std::string escape_text(std::string_view text, std::size_t max_bytes, quote_style style, bool escape_quotes,
                                bool keep_lines = false) {
   std::string out;
@@ -71,7 +71,7 @@ inline std::string escape_text(std::string_view text, std::size_t max_bytes, quo
         case '"': out += escape_quotes ? "\\\"" : "\""; break;
         case '\\': out += escape_quotes ? "\\\\" : "\\"; break;
         case '\n': out += keep_lines ? "\n" : "\\n"; break;
-        case '\r': out += "\\r"; break;
+        case '\r': out += keep_lines && i + 1 < text.size() && text[i + 1] == '\n' ? "\r" : "\\r"; break;
         case '\t': out += keep_lines ? "\t" : "\\t"; break;
         default:
           if (byte < 0x20 || byte == 0x7F) {
@@ -112,8 +112,9 @@ inline std::string printable_line(std::string_view message) {
 }
 
 /// Text of several lines (a chunk's content, a report) made safe to print on
-/// a terminal: what printable_line() escapes, but for line feeds and tabs,
-/// which stay as they are ('\r' is escaped: it could overwrite a line).
+/// a terminal: what printable_line() escapes, but for line feeds, tabs and
+/// a '\r' just before a line feed (a CRLF line end), which stay as they are;
+/// any other '\r' is escaped, since it could overwrite a line.
 inline std::string printable_text(std::string_view text) {
   return detail::escape_text(text, SIZE_MAX, quote_style::text, false, true);
 }

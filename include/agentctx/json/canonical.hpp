@@ -579,10 +579,18 @@ class canonicalizer {
     }
   }
 
-  // The tree of `root`, in document order; containers are checked as they
-  // are opened, so the first problem in the text is the one reported.
+  // The tree of `root`, built in document order. A container is checked as
+  // it is opened (its depth, then its names), so a name twice in an object
+  // is found before a problem inside it; parse() reports the first problem
+  // in the text instead (explained()).
   result<value> tree_of(simdjson::dom::element root) {
     if (!is_container(root)) return scalar_of(root);
+    // What a refusal (or an exception) leaves half built is freed on the way
+    // out, not kept until the next call.
+    struct release_on_exit {
+      std::vector<open_container>& open;
+      ~release_on_exit() { open.clear(); }
+    } release{open_};
     open_.clear();
     if (auto refused = open(root, {})) return unexpected(std::move(*refused));
     for (;;) {

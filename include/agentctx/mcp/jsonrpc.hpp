@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "agentctx/core/quote.hpp"
 #include "agentctx/json/canonical_form.hpp"
 #include "agentctx/json/json_type.hpp"
 #include "agentctx/json/writer.hpp"
@@ -99,18 +100,20 @@ inline decoded_message invalid_message(rpc_error_code code, std::string message,
 // message refusing it. simdjson reads a number written with a fraction or an
 // exponent (1.0, 1e20) and an integer beyond 64 bits as a double, and the
 // double does not say which it was: beyond the range of 64-bit integers it
-// is one either way; at -2^63 it may be an integer just below it rounded
-// (-9223372036854775809) or -2^63 written with a fraction; within the range
-// it was written with a fraction or an exponent (a plain integer there
-// reads as an integer).
+// is out of range either way; at its ends, -2^63 and 2^64, it may be an
+// integer just beyond them, rounded (-9223372036854775809,
+// 18446744073709551616), or a number within the range written with a
+// fraction (18446744073709551615.0 reads as 2^64); within the range it was
+// written with a fraction or an exponent (a plain integer there reads as an
+// integer).
 inline std::string refused_id_type(simdjson::dom::element id) {
   double number = 0;
   if (id.get_double().get(number) != simdjson::SUCCESS) return std::string(json::describe_type(id));
   if (std::trunc(number) != number) return "a fraction";
-  if (number < -0x1p63 || number >= 0x1p64) return "a number beyond the range of 64-bit integers";
-  if (number == -0x1p63) {
-    return "an integer below -2^63 or a number written with a fraction or an exponent (-9223372036854775808.0): "
-           "it could not be echoed as written";
+  if (number < -0x1p63 || number > 0x1p64) return "a number beyond the range of 64-bit integers";
+  if (number == -0x1p63 || number == 0x1p64) {
+    return "an integer beyond 64 bits or a number written with a fraction or an exponent: it could not be echoed as "
+           "written";
   }
   return "a number written with a fraction or an exponent (1.0, 1e2: it could not be echoed as written)";
 }
@@ -132,22 +135,11 @@ inline std::optional<std::string> duplicate_member(simdjson::dom::object object)
   return json::detail::duplicate_name_message(*twice);
 }
 
-/// `text` in double quotes for an error message, cut after 60 bytes (at a
-/// UTF-8 boundary, with "...") so that a huge value makes a short message.
-inline std::string quoted_excerpt(std::string_view text) {
-  constexpr std::size_t limit = 60;
-  std::size_t cut = text.size();
-  if (cut > limit) {
-    cut = limit;
-    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
-  }
-  // Appended piece by piece: GCC 12 warns falsely on "literal" + string.
-  std::string out(1, '"');
-  out.append(text.substr(0, cut));
-  if (cut < text.size()) out.append("...");
-  out.push_back('"');
-  return out;
-}
+/// `text` in double quotes for an error message or a log line, escaped as
+/// agentctx::quote_for_message escapes (control characters, '"' and '\\'),
+/// cut after 60 bytes (at a UTF-8 boundary, with "...") so that a huge
+/// value makes a short message.
+inline std::string quoted_excerpt(std::string_view text) { return quote_for_message(text, 60); }
 
 /// Sorts `value` into a request, notification, response or invalid message;
 /// see the file comment. Never fails: problems are an `invalid` message.

@@ -372,14 +372,14 @@ TEST_CASE("relay assert, facts, history and invalidate keep the facts' timeline"
     CHECK_FALSE(contains(refused.err, "not JSON: not JSON"));
   }
   // Where in the value the problem is, when it is at a place.
-  for (const auto& [bad, where] : {std::pair<std::string, std::string>{"x-trust=[1,2", "an array is not closed (at byte 4 "
-                                                                                      "of the value)"},
-                                   {"x-trust={\"a\":1,\"a\":2}", "duplicate member name \"a\" (at byte 7 of the value)"},
-                                   {"x-trust=1 2", "more text after the value (at byte 2 of the value)"}}) {
-    CAPTURE(bad);
+  for (const auto& bad : {std::pair<std::string, std::string>{"x-trust=[1,2", "an array is not closed (at byte 4 of "
+                                                                             "the value)"},
+                          {"x-trust={\"a\":1,\"a\":2}", "duplicate member name \"a\" (at byte 7 of the value)"},
+                          {"x-trust=1 2", "more text after the value (at byte 2 of the value)"}}) {
+    CAPTURE(bad.first);
     const run_result refused = f.run({"assert", "--project", "proj_demo", "--subject", "model", "--predicate", "name",
-                                      "--value", "m2", "--extension", bad});
-    CHECK(refused.err.ends_with(where + "\n"));
+                                      "--value", "m2", "--extension", bad.first});
+    CHECK(refused.err.ends_with(bad.second + "\n"));
   }
   check_failure(f.run({"assert", "--project", "proj_demo", "--subject", "model", "--predicate", "name", "--value",
                        "m2", "--extension", "trust=1"}),

@@ -248,14 +248,16 @@ class output_buffer {
 class canonical_writer {
  public:
   using member = member_entry<const value*>;
-  // An array or object being written: the next element (an index into the
-  // array, or into scratch.members), where its members start and end, and
-  // whether a member was written (null members of Appendix A are not).
+  // An array or object being written: its elements (an array's items from
+  // `items`, an object's members in scratch.members), the next one's index
+  // and the end, where its members start in scratch.members, and whether a
+  // member was written (null members of Appendix A are not).
   struct open_node {
-    const value* node;
+    const value* items;
     std::size_t next;
-    std::size_t begin;
     std::size_t end;
+    std::size_t begin;
+    bool is_array;
     bool written;
   };
   struct scratch {
@@ -273,39 +275,52 @@ class canonical_writer {
     if (!is_container(root)) return write_scalar(root);
     std::vector<open_node>& open = scratch_.open;
     std::vector<member>& members = scratch_.members;
+    const bool skip_null_members = form_ == canonical_form::relay;
     if (!open_container(root)) return false;
     while (!open.empty()) {
+      // The innermost container's elements are written up to the next
+      // array or object among them, which is opened in its place.
       open_node& top = open.back();
-      const value* child;
-      if (top.node->is_array()) {
-        const value::array_type& items = top.node->as_array();
-        if (top.next == items.size()) {
+      const value* inner = nullptr;
+      if (top.is_array) {
+        while (top.next != top.end) {
+          const value& item = top.items[top.next];
+          if (top.next++ != 0) out_.put(',');
+          if (is_container(item)) {
+            inner = &item;
+            break;
+          }
+          if (!write_scalar(item)) return false;
+        }
+        if (inner == nullptr) {
           out_.put(']');
           open.pop_back();
           continue;
         }
-        if (top.next != 0) out_.put(',');
-        child = &items[top.next++];
       } else {
-        // Appendix A leaves null members out (after the duplicate check: a
-        // name twice is an error even when both values are null).
-        if (form_ == canonical_form::relay) {
-          while (top.next != top.end && members[top.next].place->is_null()) ++top.next;
+        while (top.next != top.end) {
+          const member& m = members[top.next++];
+          // Appendix A leaves null members out (after the duplicate check:
+          // a name twice is an error even when both values are null).
+          if (skip_null_members && m.place->is_null()) continue;
+          if (top.written) out_.put(',');
+          top.written = true;
+          if (!write_string(m.name)) return false;
+          out_.put(':');
+          if (is_container(*m.place)) {
+            inner = m.place;
+            break;
+          }
+          if (!write_scalar(*m.place)) return false;
         }
-        if (top.next == top.end) {
+        if (inner == nullptr) {
           members.resize(top.begin);
           out_.put('}');
           open.pop_back();
           continue;
         }
-        if (top.written) out_.put(',');
-        top.written = true;
-        const member& m = members[top.next++];
-        child = m.place;
-        if (!write_string(m.name)) return false;
-        out_.put(':');
       }
-      if (!(is_container(*child) ? open_container(*child) : write_scalar(*child))) return false;
+      if (!open_container(*inner)) return false;  // `top` may dangle after this
     }
     return true;
   }
@@ -350,7 +365,8 @@ class canonical_writer {
     if (scratch_.open.size() >= max_nesting_depth) return fail(errc::invalid_value, too_deep_message);
     if (node.is_array()) {
       out_.put('[');
-      scratch_.open.push_back({&node, 0, 0, 0, false});
+      const value::array_type& items = node.as_array();
+      scratch_.open.push_back({items.data(), 0, items.size(), 0, true, false});
       return true;
     }
     std::vector<member>& members = scratch_.members;
@@ -369,7 +385,7 @@ class canonical_writer {
       }
     }
     out_.put('{');
-    scratch_.open.push_back({&node, begin, begin, members.size(), false});
+    scratch_.open.push_back({nullptr, begin, members.size(), begin, false, false});
     return true;
   }
 

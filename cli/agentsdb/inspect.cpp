@@ -89,7 +89,7 @@ void write_provenance_json(agentctx::json::writer& w, const std::vector<agdb::pr
       w.key("confidence").value(step.confidence);
       w.key("content").value(step.content);
       w.key("sources").begin_array();
-      for (const agdb::source_ref& source : step.sources) w.value(describe_source(source));
+      for (const agdb::source_ref& source : step.sources) w.value(source_text(source));
       w.end_array();
       w.key("repeated").value(step.repeated);
       w.key("depth_limit").value(step.depth_limit);

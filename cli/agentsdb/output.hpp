@@ -24,21 +24,29 @@ namespace agentsdb {
 using agentctx_cli::count_of;
 using agentctx_cli::shown;
 
-/// "docs/a.md:12" for a string source (shown(): it is read from the layer),
+/// "docs/a.md:12" for a string source, as the layer has it (for JSON),
 /// "chunk 7" for a chunk-id source.
-inline std::string describe_source(const agentctx::agdb::source_ref& s) {
+inline std::string source_text(const agentctx::agdb::source_ref& s) {
   if (s.kind == agentctx::agdb::relationship_kind::source_chunk_id) return "chunk " + std::to_string(s.chunk_id);
-  return shown(s.text);
+  return s.text;
+}
+
+/// source_text() for text output: a string source shown() (it is read from
+/// the layer).
+inline std::string describe_source(const agentctx::agdb::source_ref& s) {
+  return s.kind == agentctx::agdb::relationship_kind::source_chunk_id ? source_text(s) : shown(s.text);
 }
 
 /// `text` cut to at most `width` bytes for a table's column, at a character
-/// boundary, its last three bytes "..." when cut.
+/// boundary, its last three bytes "..." when cut (when `width` has room for
+/// them).
 inline std::string fit_column(std::string text, std::size_t width) {
   if (text.size() <= width) return text;
-  std::size_t cut = width >= 3 ? width - 3 : 0;
+  const std::string_view dots = width >= 3 ? "..." : "";
+  std::size_t cut = width - dots.size();
   while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
   text.resize(cut);
-  return text + "...";
+  return text.append(dots);
 }
 
 /// The first `max_chars` bytes of `text` on one line (newlines and tabs shown

@@ -344,6 +344,9 @@ TEST_CASE("agentsdb: text read from a layer reaches the terminal escaped in ever
   // The JSON output carries the text itself, escaped as JSON.
   const auto chunk = cli_test::parse_output(parser, repo.run({"inspect", "AGENTS.delta.db", "--id", std::to_string(hostile), "--json"}));
   CHECK(text_of(chunk, "kind") == "note" + esc);
+  CHECK(text_of(array_of(chunk, "provenance").at(0).value(), "kind") == "note" + esc);
+  CHECK(std::string(array_of(array_of(chunk, "provenance").at(0).value(), "sources").at(0).get_string().value()) ==
+        "docs/" + esc + ".md:1");
 }
 
 #endif

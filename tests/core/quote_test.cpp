@@ -67,6 +67,9 @@ TEST_CASE("printable_line and printable_text: quotes as they are, line breaks es
   // A CRLF line end is kept; a carriage return elsewhere could overwrite a line.
   CHECK(agentctx::printable_text("a\r\nb\rc\r") == "a\r\nb\\rc\\r");
   CHECK(agentctx::printable_line("a\r\n") == "a\\r\\n");
+  // A cut between CR and LF escapes the CR: it is no line end then.
+  CHECK(agentctx::detail::escape_text("a\r\nb", 2, agentctx::quote_style::text, false, true) == "a\\r...");
+  CHECK(agentctx::detail::escape_text("a\r\nb", 3, agentctx::quote_style::text, false, true) == "a\r\n...");
 }
 
 }  // namespace core_quote_test

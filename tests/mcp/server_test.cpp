@@ -136,6 +136,10 @@ TEST_CASE("the lifecycle: initialized notification, ping, a second initialize") 
   // A tools/call without an id (a client's mistake) is not run, and said so.
   CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo","arguments":{}}})"));
   CHECK(s.log->back().starts_with("ignored a notification of method \"tools/call\""));
+  // The method is quoted with its quotes and control characters escaped: it
+  // cannot fake the rest of the line.
+  CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","method":"tools/call\": fake\u001b"})"));
+  CHECK(s.log->back().starts_with(R"(ignored a notification of method "tools/call\": fake\x1b": a message)"));
   CHECK_FALSE(s.send(R"({"jsonrpc":"2.0","id":9,"result":{}})"));
   CHECK_FALSE(s.send(""));
   CHECK_FALSE(s.send(" \t\r"));

@@ -71,7 +71,12 @@ inline std::string escape_text(std::string_view text, std::size_t max_bytes, quo
         case '"': out += escape_quotes ? "\\\"" : "\""; break;
         case '\\': out += escape_quotes ? "\\\\" : "\\"; break;
         case '\n': out += keep_lines ? "\n" : "\\n"; break;
-        case '\r': out += keep_lines && i + 1 < text.size() && text[i + 1] == '\n' ? "\r" : "\\r"; break;
+        case '\r': {
+          // Kept before a line feed that is shown too (not cut off).
+          const bool crlf = keep_lines && i + 1 < text.size() && text[i + 1] == '\n' && i + 2 <= max_bytes;
+          out += crlf ? "\r" : "\\r";
+          break;
+        }
         case '\t': out += keep_lines ? "\t" : "\\t"; break;
         default:
           if (byte < 0x20 || byte == 0x7F) {

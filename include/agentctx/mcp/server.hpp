@@ -214,8 +214,8 @@ class server {
           // A request without its id: never answered, so never run (a
           // client that left the id out by mistake would not learn what a
           // tools/call did), but said here.
-          log("ignored a notification of method \"" + std::string(message.method) +
-              "\": a message without an id is not answered, so it is not run (a request needs an id)");
+          log("ignored a notification of method " + quoted_excerpt(message.method) +
+              ": a message without an id is not answered, so it is not run (a request needs an id)");
         }
         return std::nullopt;
       case message_kind::request:

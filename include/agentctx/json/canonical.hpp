@@ -560,7 +560,7 @@ class canonicalizer {
     if (std::adjacent_find(names_.begin(), names_.end(), std::greater_equal<std::string_view>()) != names_.end()) {
       std::sort(names_.begin(), names_.end());
       if (const auto dup = std::adjacent_find(names_.begin(), names_.end()); dup != names_.end()) {
-        return make_error(errc::invalid_value, "duplicate member name " + quote_for_message(*dup, 80));
+        return make_error(errc::invalid_value, detail::duplicate_name_message(*dup));
       }
     }
     value::object_type members;
@@ -606,8 +606,7 @@ class canonicalizer {
     struct release_on_exit {
       std::vector<open_container>& open;
       ~release_on_exit() { open.clear(); }
-    } release{open_};
-    open_.clear();
+    } release{open_};  // so open_ is empty here too
     if (auto refused = open(root, {})) return unexpected(std::move(*refused));
     for (;;) {
       open_container& top = open_.back();
